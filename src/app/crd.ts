@@ -1,0 +1,117 @@
+// Derives the App CustomResourceDefinition from the zod schema (the one source of truth).
+import { z } from "zod";
+import { API_VERSION, AppSpec, AppStatus, GROUP, KIND, PLURAL, VERSION } from "./schema.ts";
+
+type Json = { [key: string]: unknown };
+
+/** String formats the API server knows (k8s.io/kube-openapi pkg/validation/strfmt); others are dropped. */
+const K8S_FORMATS = new Set([
+  "date-time",
+  "date",
+  "duration",
+  "uri",
+  "email",
+  "hostname",
+  "ipv4",
+  "ipv6",
+  "uuid",
+  "byte",
+  "int32",
+  "int64",
+  "float",
+  "double",
+]);
+
+/** JSON Schema keywords a structural CRD schema may not carry (apiextensions v1 rules). */
+const DROP = new Set(["$schema", "propertyNames", "additionalProperties", "$id", "id"]);
+
+/**
+ * Rewrites zod's JSON Schema (draft 2020-12) into a Kubernetes structural schema:
+ * drops unsupported keywords, turns `additionalProperties: {schema}` maps into
+ * OpenAPI maps, and the "exactly one of git/image" rule into a CEL validation.
+ * Source: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
+ */
+export function toStructural(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toStructural);
+  if (schema === null || typeof schema !== "object") return schema;
+  const src = schema as Json;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(src)) {
+    if (DROP.has(key)) continue;
+    if (key === "format" && !K8S_FORMATS.has(value as string)) continue;
+    if ((key === "minimum" || key === "maximum") && Math.abs(value as number) > 2 ** 52) continue;
+    out[key] = toStructural(value);
+  }
+  const ap = src["additionalProperties"];
+  if (ap && typeof ap === "object" && src["properties"] === undefined) {
+    out["additionalProperties"] = toStructural(ap);
+  }
+  return out;
+}
+
+function schemaOf(type: z.ZodType): Json {
+  return toStructural(z.toJSONSchema(type, { io: "input", unrepresentable: "any" })) as Json;
+}
+
+/** The App CRD (apiextensions.k8s.io/v1) as a plain object, ready to serialize. */
+export function appCrd(): Json {
+  const spec = schemaOf(AppSpec);
+  const source = (spec["properties"] as Json)["source"] as Json;
+  source["x-kubernetes-validations"] = [
+    {
+      rule: "has(self.git) != has(self.image)",
+      message: "exactly one of source.git and source.image must be set",
+    },
+  ];
+  const status = schemaOf(AppStatus);
+  (status["properties"] as Json)["conditions"] = {
+    ...((status["properties"] as Json)["conditions"] as Json),
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+  };
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${PLURAL}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural: PLURAL,
+        singular: KIND.toLowerCase(),
+        shortNames: ["papp"],
+        categories: ["plumb"],
+      },
+      scope: "Namespaced",
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: "Sync", type: "string", jsonPath: ".status.syncStatus" },
+            { name: "Health", type: "string", jsonPath: ".status.healthStatus" },
+            { name: "Revision", type: "string", jsonPath: ".status.revision" },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: `App is a plumb GitOps application (${API_VERSION}): a source rendered to Kubernetes objects and kept applied.`,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec,
+                status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,315 @@
+// The App API, plumb.dev/v1alpha1: one zod schema from which the TypeScript types,
+// runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
+import { z } from "zod";
+
+export const GROUP = "plumb.dev";
+export const VERSION = "v1alpha1";
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = "App";
+export const PLURAL = "apps";
+
+/** A Go-style duration as used by Flux's `interval` ("30s", "5m", "1h30m"). */
+const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
+/** RFC 1123 label, the Kubernetes rule for namespace names. */
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** RFC 1123 subdomain, the Kubernetes rule for most object names (Secrets among them). */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+const secretName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(DNS_SUBDOMAIN)
+  .describe("Name of a Secret in the App's namespace.");
+
+export const SecretRef = z
+  .object({ name: secretName })
+  .describe(
+    "Reference to a Secret in the App's namespace. For Git: keys `token`, or `username` and `password`.",
+  );
+
+export const SecretKeyRef = z
+  .object({
+    name: secretName,
+    key: z.string().min(1).default("webhookURL").describe("Key in the Secret's data."),
+  })
+  .describe("Reference to one key of a Secret in the App's namespace.");
+
+export const GitSource = z
+  .object({
+    url: z
+      .string()
+      .min(1)
+      .regex(/^https?:\/\//, "must be an http(s) URL (plumb speaks Git smart HTTP)")
+      .describe("Repository URL, served over Git smart HTTP (https://host/org/repo.git)."),
+    ref: z
+      .string()
+      .min(1)
+      .default("HEAD")
+      .describe(
+        "Branch (main or refs/heads/main), tag (refs/tags/v1), full commit SHA, or HEAD for the remote's default branch.",
+      ),
+    path: z
+      .string()
+      .default(".")
+      .refine((p) => !p.split("/").includes(".."), "must not contain '..'")
+      .describe(
+        "Directory in the repository whose .yaml, .yml and .json files, recursively, are the desired objects.",
+      ),
+    secretRef: SecretRef.optional(),
+  })
+  .describe("Plain manifests from a Git repository.");
+
+export const ImageSource = z
+  .object({
+    repository: z.string().min(1).describe("Image repository, e.g. registry.example.com/org/web."),
+    tag: z.string().min(1).default("latest").describe("Tag to deploy; resolved to a digest."),
+    port: z.number().int().min(1).max(65535).default(8080).describe("Container port."),
+    replicas: z.number().int().min(0).max(1000).default(1).describe("Deployment replicas."),
+    env: z.record(z.string(), z.string()).optional().describe("Container environment variables."),
+    healthCheck: z
+      .object({ path: z.string().startsWith("/").default("/") })
+      .optional()
+      .describe("HTTP readiness probe on the container port."),
+    domain: z.string().min(1).optional().describe("Host name; when set an Ingress is rendered."),
+    secretRef: SecretRef.optional(),
+  })
+  .describe("A single container image rendered to a Deployment, Service and optional Ingress.");
+
+export const Source = z
+  .object({ git: GitSource.optional(), image: ImageSource.optional() })
+  .refine((s) => (s.git === undefined) !== (s.image === undefined), {
+    message: "exactly one of source.git and source.image must be set",
+  })
+  .describe("Where the desired state comes from: exactly one of git or image.");
+
+export const Destination = z
+  .object({
+    namespace: z
+      .string()
+      .regex(DNS_LABEL)
+      .max(63)
+      .optional()
+      .describe("Namespace for namespaced objects without one. Defaults to the App's namespace."),
+    cluster: z
+      .string()
+      .default("")
+      .describe('Target cluster; "" is the cluster plumb talks to (the only one supported).'),
+  })
+  .describe("Where the rendered objects go.");
+
+export const SyncPolicy = z
+  .object({
+    automated: z
+      .boolean()
+      .default(true)
+      .describe("Apply a new revision or changed spec without being asked."),
+    prune: z
+      .boolean()
+      .default(true)
+      .describe("Delete objects this App applied before and no longer renders."),
+    selfHeal: z
+      .boolean()
+      .default(false)
+      .describe("Re-apply when live objects drift from the desired state."),
+    requiresApproval: z
+      .boolean()
+      .default(false)
+      .describe("Hold each new revision until approved (an Approve operation)."),
+  })
+  .describe("When and how plumb applies.");
+
+export const OPERATION_TYPES = ["Sync", "Deploy", "Rollback", "Restart", "Approve"] as const;
+
+export const Operation = z
+  .object({
+    id: z.string().min(1).max(128).describe("Unique id; an operation runs once per id."),
+    type: z.enum(OPERATION_TYPES).describe("What to do."),
+    revision: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Rollback: a revision from status.previousRevisions. Approve: the held revision."),
+    requestedBy: z.string().max(256).optional().describe("Who asked, for the record."),
+    requestedAt: z.string().optional().describe("RFC 3339 time of the request."),
+  })
+  .describe("A one-shot request, written by the API or kubectl; consumed once by id.");
+
+export const NOTIFY_EVENTS = [
+  "Synced",
+  "Failed",
+  "Degraded",
+  "Recovered",
+  "Held",
+  "DriftCorrected",
+] as const;
+
+export const Notifications = z
+  .object({
+    slack: z
+      .object({
+        secretRef: SecretKeyRef.describe("Secret key holding the Slack incoming-webhook URL."),
+        channel: z.string().optional().describe("Channel override."),
+        on: z
+          .array(z.enum(NOTIFY_EVENTS))
+          .default([...NOTIFY_EVENTS])
+          .describe("Transitions to announce."),
+      })
+      .optional(),
+  })
+  .describe("Where to announce transitions (never every run).");
+
+export const AppSpec = z
+  .object({
+    source: Source,
+    destination: Destination.default({ cluster: "" }),
+    interval: z
+      .string()
+      .regex(DURATION, "must be a duration such as 30s, 5m or 1h")
+      .default("5m")
+      .describe("How often a scheduled run reconciles this App."),
+    syncPolicy: SyncPolicy.default({
+      automated: true,
+      prune: true,
+      selfHeal: false,
+      requiresApproval: false,
+    }),
+    freeze: z.boolean().default(false).describe("Apply nothing; report health and sync only."),
+    operation: Operation.optional(),
+    notifications: Notifications.optional(),
+  })
+  .describe("Desired state of an App.");
+
+export const SYNC_STATUSES = ["Synced", "OutOfSync", "Held", "Unknown"] as const;
+export const HEALTH_STATUSES = [
+  "Healthy",
+  "Progressing",
+  "Degraded",
+  "Suspended",
+  "Missing",
+  "Unknown",
+] as const;
+export const RESOURCE_STATUSES = [
+  "Synced",
+  "OutOfSync",
+  "Failed",
+  "Pruned",
+  "PruneFailed",
+  "PruneSkipped",
+] as const;
+
+export const ObjectRef = z.object({
+  apiVersion: z.string(),
+  kind: z.string(),
+  namespace: z.string().optional(),
+  name: z.string(),
+});
+
+/** metav1.Condition (https://github.com/kubernetes/enhancements/tree/master/keps/sig-api-machinery/1623-standardize-conditions). */
+export const Condition = z.object({
+  type: z.string(),
+  status: z.enum(["True", "False", "Unknown"]),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.string(),
+  observedGeneration: z.number().int().optional(),
+});
+
+export const ResourceStatus = ObjectRef.extend({
+  status: z.enum(RESOURCE_STATUSES),
+  health: z.enum(HEALTH_STATUSES).optional(),
+  message: z.string().optional(),
+});
+
+export const DriftEntry = ObjectRef.extend({
+  fields: z.array(
+    z.object({
+      path: z.string().describe("Field path, e.g. spec.replicas."),
+      desired: z.string().optional(),
+      live: z.string().optional(),
+      manager: z.string().optional().describe("Field manager that owns the live value."),
+    }),
+  ),
+});
+
+export const OperationState = z.object({
+  id: z.string(),
+  type: z.enum(OPERATION_TYPES),
+  phase: z.enum(["Running", "Succeeded", "Failed"]),
+  message: z.string().optional(),
+  revision: z.string().optional(),
+  requestedBy: z.string().optional(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+
+export const RevisionRecord = z.object({
+  revision: z.string(),
+  objectHash: z.string().optional(),
+  deployedAt: z.string(),
+});
+
+export const AppStatus = z
+  .object({
+    observedGeneration: z.number().int().optional(),
+    syncStatus: z.enum(SYNC_STATUSES).optional(),
+    healthStatus: z.enum(HEALTH_STATUSES).optional(),
+    healthReason: z.string().optional(),
+    revision: z.string().optional().describe("Revision last applied."),
+    observedRevision: z.string().optional().describe("Revision the source resolved to last run."),
+    heldRevision: z.string().optional().describe("Revision waiting for approval."),
+    heldObjectHash: z.string().optional(),
+    rolledBackFrom: z
+      .string()
+      .optional()
+      .describe("Revision a Rollback moved away from; automated sync waits for a newer one."),
+    previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
+    objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
+    observedObjectHash: z.string().optional(),
+    inventory: z.array(ObjectRef).optional().describe("Objects this App applied and owns."),
+    resources: z.array(ResourceStatus).optional(),
+    drift: z.array(DriftEntry).optional(),
+    url: z.string().optional(),
+    operationState: OperationState.optional(),
+    conditions: z.array(Condition).optional(),
+    lastSyncedAt: z.string().optional(),
+    lastReconciledAt: z.string().optional(),
+    nextReconcileAt: z.string().optional(),
+    failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
+  })
+  .describe("Observed state, written by plumb.");
+
+export type AppSpec = z.output<typeof AppSpec>;
+export type AppSpecInput = z.input<typeof AppSpec>;
+export type AppStatus = z.output<typeof AppStatus>;
+export type ObjectRef = z.output<typeof ObjectRef>;
+export type Condition = z.output<typeof Condition>;
+export type ResourceStatus = z.output<typeof ResourceStatus>;
+export type DriftEntry = z.output<typeof DriftEntry>;
+export type OperationState = z.output<typeof OperationState>;
+export type Operation = z.output<typeof Operation>;
+export type RevisionRecord = z.output<typeof RevisionRecord>;
+export type GitSource = z.output<typeof GitSource>;
+export type ImageSource = z.output<typeof ImageSource>;
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+
+/** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
+export interface App {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    generation?: number;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
+  spec?: unknown;
+  status?: AppStatus;
+}

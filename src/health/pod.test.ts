@@ -1,0 +1,253 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../reconcile/ports.ts";
+import { assessHealth } from "./index.ts";
+
+const NOW = new Date("2025-06-01T12:00:00Z");
+
+function pod(status: Record<string, unknown>, spec: Record<string, unknown> = {}): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: "web-5d8f",
+      namespace: "team-a",
+      creationTimestamp: "2025-06-01T11:58:00Z",
+      ownerReferences: [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-5d8f9c7b6d" }],
+    },
+    spec: {
+      restartPolicy: "Always",
+      containers: [{ name: "nginx", image: "nginx:1.27" }],
+      ...spec,
+    },
+    status,
+  };
+}
+
+function cond(type: string, status: string, extra: Record<string, unknown> = {}) {
+  return {
+    type,
+    status,
+    lastProbeTime: null,
+    lastTransitionTime: "2025-06-01T11:58:05Z",
+    ...extra,
+  };
+}
+
+const RUNNING_NGINX = {
+  name: "nginx",
+  image: "nginx:1.27",
+  imageID: "docker.io/library/nginx@sha256:0a39",
+  containerID: "containerd://9f2c",
+  ready: true,
+  started: true,
+  restartCount: 0,
+  state: { running: { startedAt: "2025-06-01T11:58:10Z" } },
+  lastState: {},
+};
+
+describe("v1/Pod", () => {
+  it("is Healthy when running and ready", () => {
+    const p = pod({
+      phase: "Running",
+      podIP: "10.244.0.12",
+      conditions: [
+        cond("PodReadyToStartContainers", "True"),
+        cond("Initialized", "True"),
+        cond("Ready", "True"),
+        cond("ContainersReady", "True"),
+        cond("PodScheduled", "True"),
+      ],
+      containerStatuses: [RUNNING_NGINX],
+    });
+    expect(assessHealth(p, NOW)).toEqual({ status: "Healthy", message: "pod web-5d8f: running" });
+  });
+
+  it("is Progressing when running but not ready", () => {
+    const p = pod({
+      phase: "Running",
+      conditions: [
+        cond("Initialized", "True"),
+        cond("Ready", "False", {
+          reason: "ContainersNotReady",
+          message: "containers with unready status: [nginx]",
+        }),
+        cond("PodScheduled", "True"),
+      ],
+      containerStatuses: [{ ...RUNNING_NGINX, ready: false }],
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Progressing",
+      message: "pod web-5d8f: 0 of 1 containers ready",
+    });
+  });
+
+  it("is Degraded on ImagePullBackOff, naming pod, container and reason", () => {
+    const p = pod({
+      phase: "Pending",
+      conditions: [cond("Ready", "False"), cond("PodScheduled", "True")],
+      containerStatuses: [
+        {
+          name: "nginx",
+          image: "nginx:bad",
+          imageID: "",
+          ready: false,
+          started: false,
+          restartCount: 0,
+          state: {
+            waiting: {
+              reason: "ImagePullBackOff",
+              message: 'Back-off pulling image "nginx:bad"',
+            },
+          },
+          lastState: {},
+        },
+      ],
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Degraded",
+      message: 'pod web-5d8f/nginx: ImagePullBackOff: Back-off pulling image "nginx:bad"',
+    });
+  });
+
+  it("is Degraded on CrashLoopBackOff, init containers included", () => {
+    const p = pod({
+      phase: "Pending",
+      conditions: [cond("Initialized", "False"), cond("PodScheduled", "True")],
+      initContainerStatuses: [
+        {
+          name: "migrate",
+          ready: false,
+          restartCount: 4,
+          state: {
+            waiting: {
+              reason: "CrashLoopBackOff",
+              message:
+                "back-off 1m20s restarting failed container=migrate pod=web-5d8f_team-a(0c1d)",
+            },
+          },
+          lastState: { terminated: { exitCode: 1, reason: "Error" } },
+        },
+      ],
+      containerStatuses: [
+        {
+          name: "nginx",
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: "PodInitializing" } },
+        },
+      ],
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Degraded",
+      message:
+        "pod web-5d8f/migrate: CrashLoopBackOff: back-off 1m20s restarting failed container=migrate pod=web-5d8f_team-a(0c1d)",
+    });
+  });
+
+  it("lists every failing container", () => {
+    const p = pod({
+      phase: "Running",
+      containerStatuses: [
+        {
+          name: "app",
+          ready: false,
+          state: {
+            waiting: { reason: "CreateContainerConfigError", message: 'secret "db" not found' },
+          },
+        },
+        { name: "proxy", ready: false, state: { waiting: { reason: "InvalidImageName" } } },
+      ],
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Degraded",
+      message:
+        'pod web-5d8f/app: CreateContainerConfigError: secret "db" not found; pod web-5d8f/proxy: InvalidImageName',
+    });
+  });
+
+  it("is Progressing while containers are created", () => {
+    const p = pod({
+      phase: "Pending",
+      conditions: [cond("PodScheduled", "True")],
+      containerStatuses: [
+        { name: "nginx", ready: false, state: { waiting: { reason: "ContainerCreating" } } },
+      ],
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Progressing",
+      message: "pod web-5d8f: pending",
+    });
+  });
+
+  it("is Progressing while unschedulable, with the scheduler's message", () => {
+    const p = pod({
+      phase: "Pending",
+      conditions: [
+        cond("PodScheduled", "False", {
+          reason: "Unschedulable",
+          message:
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        }),
+      ],
+      qosClass: "Burstable",
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Progressing",
+      message:
+        "pod web-5d8f: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+    });
+  });
+
+  it("is Healthy when Succeeded", () => {
+    const p = pod({ phase: "Succeeded" }, { restartPolicy: "Never" });
+    expect(assessHealth(p, NOW)).toEqual({ status: "Healthy", message: "pod web-5d8f: completed" });
+  });
+
+  it("is Degraded when Failed, with the eviction message", () => {
+    const p = pod({
+      phase: "Failed",
+      reason: "Evicted",
+      message: "The node was low on resource: memory. Threshold quantity: 100Mi, available: 85Mi.",
+    });
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Degraded",
+      message:
+        "pod web-5d8f: Evicted: The node was low on resource: memory. Threshold quantity: 100Mi, available: 85Mi.",
+    });
+  });
+
+  it("is Degraded when Failed, naming the container that exited non-zero", () => {
+    const p = pod(
+      {
+        phase: "Failed",
+        containerStatuses: [
+          {
+            name: "nginx",
+            ready: false,
+            restartCount: 0,
+            state: {
+              terminated: {
+                exitCode: 137,
+                reason: "OOMKilled",
+                startedAt: "2025-06-01T11:58:10Z",
+                finishedAt: "2025-06-01T11:59:10Z",
+              },
+            },
+          },
+        ],
+      },
+      { restartPolicy: "Never" },
+    );
+    expect(assessHealth(p, NOW)).toEqual({
+      status: "Degraded",
+      message: "pod web-5d8f/nginx: OOMKilled (exit code 137)",
+    });
+  });
+
+  it("is Unknown when its node stopped reporting", () => {
+    expect(assessHealth(pod({ phase: "Unknown" }), NOW)).toEqual({
+      status: "Unknown",
+      message: "pod web-5d8f: node not reporting",
+    });
+  });
+});

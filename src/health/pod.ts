@@ -1,0 +1,129 @@
+// Health rule for v1/Pod. Messages start with "pod <name>" so they read well when a
+// workload's health is explained by one of its pods.
+import type { KubeObject } from "../reconcile/ports.ts";
+import {
+  arr,
+  conditionsOf,
+  describe,
+  findCondition,
+  type HealthResult,
+  num,
+  obj,
+  result,
+  statusOf,
+  str,
+} from "./util.ts";
+
+/**
+ * Waiting reasons that will not resolve by themselves: the kubelet backs off (CrashLoopBackOff,
+ * ImagePullBackOff) or cannot build the container from its spec. Argo CD (health_pod.go) matches
+ * any reason with prefix "Err" or suffix "Error"/"BackOff"; an explicit list keeps ordinary
+ * waits (ContainerCreating, PodInitializing) out without relying on naming.
+ */
+export const FAILING_WAIT_REASONS: ReadonlySet<string> = new Set([
+  "CrashLoopBackOff",
+  "ImagePullBackOff",
+  "ErrImagePull",
+  "ErrImageNeverPull",
+  "InvalidImageName",
+  "CreateContainerConfigError",
+  "CreateContainerError",
+  "RunContainerError",
+]);
+
+interface ContainerStatus {
+  name: string;
+  ready: boolean;
+  waiting?: { reason?: string; message?: string };
+  terminated?: { reason?: string; message?: string; exitCode: number };
+}
+
+function containerStatuses(list: unknown): ContainerStatus[] {
+  return arr(list).map((item) => {
+    const c = obj(item);
+    const state = obj(c["state"]);
+    const cs: ContainerStatus = { name: str(c["name"]) ?? "?", ready: c["ready"] === true };
+    if (state["waiting"] !== undefined) {
+      const w = obj(state["waiting"]);
+      cs.waiting = {};
+      const reason = str(w["reason"]);
+      const message = str(w["message"]);
+      if (reason) cs.waiting.reason = reason;
+      if (message) cs.waiting.message = message;
+    }
+    if (state["terminated"] !== undefined) {
+      const t = obj(state["terminated"]);
+      cs.terminated = { exitCode: num(t["exitCode"], 0) };
+      const reason = str(t["reason"]);
+      const message = str(t["message"]);
+      if (reason) cs.terminated.reason = reason;
+      if (message) cs.terminated.message = message;
+    }
+    return cs;
+  });
+}
+
+/** "pod web-1/app: Error (exit code 1): message" for a container that terminated badly. */
+function terminatedMessage(pod: string, c: ContainerStatus): string | undefined {
+  const t = c.terminated;
+  if (!t || (t.exitCode === 0 && t.reason !== "OOMKilled")) return undefined;
+  const head = `pod ${pod}/${c.name}: ${t.reason ?? "terminated"} (exit code ${t.exitCode})`;
+  return t.message ? `${head}: ${t.message}` : head;
+}
+
+/**
+ * v1/Pod, after Argo CD (gitops-engine pkg/health/health_pod.go) and kstatus (core.go
+ * podConditions).
+ * - phase Succeeded → Healthy.
+ * - phase Failed → Degraded with status.message (e.g. eviction) or the first container,
+ *   init containers first, that terminated with a non-zero exit code or OOMKilled.
+ * - any init or app container waiting with a reason in FAILING_WAIT_REASONS → Degraded, naming
+ *   pod, container, reason and message. Unlike Argo this applies whatever the restartPolicy:
+ *   plumb has no hook pods whose failure must not be reported early.
+ * - phase Running with condition Ready=True → Healthy; Running otherwise → Progressing.
+ * - phase Pending (or not yet set) → Progressing, with the scheduler's reason when the
+ *   PodScheduled condition is False (kstatus reports it as Failed after 15s; here it stays
+ *   Progressing, since cluster autoscalers routinely resolve it).
+ * - phase Unknown (node lost) → Unknown.
+ */
+export function podHealth(o: KubeObject): HealthResult {
+  const name = o.metadata.name;
+  const st = statusOf(o);
+  const phase = str(st["phase"]);
+  const init = containerStatuses(st["initContainerStatuses"]);
+  const app = containerStatuses(st["containerStatuses"]);
+  if (phase === "Succeeded") return result("Healthy", `pod ${name}: completed`);
+  if (phase === "Failed") {
+    const message = str(st["message"]);
+    if (message) {
+      const reason = str(st["reason"]);
+      return result("Degraded", `pod ${name}: ${reason ? `${reason}: ` : ""}${message}`);
+    }
+    for (const c of [...init, ...app]) {
+      const m = terminatedMessage(name, c);
+      if (m) return result("Degraded", m);
+    }
+    return result("Degraded", `pod ${name}: failed`);
+  }
+  const failing = [...init, ...app].flatMap((c) => {
+    const reason = c.waiting?.reason;
+    if (!reason || !FAILING_WAIT_REASONS.has(reason)) return [];
+    const m = c.waiting?.message;
+    return [`pod ${name}/${c.name}: ${reason}${m ? `: ${m}` : ""}`];
+  });
+  if (failing.length > 0) return result("Degraded", failing.join("; "));
+  const conds = conditionsOf(o);
+  if (phase === "Running") {
+    if (findCondition(conds, "Ready")?.status === "True") {
+      return result("Healthy", `pod ${name}: running`);
+    }
+    const ready = app.filter((c) => c.ready).length;
+    return result("Progressing", `pod ${name}: ${ready} of ${app.length} containers ready`);
+  }
+  if (phase === "Unknown") return result("Unknown", `pod ${name}: node not reporting`);
+  const scheduled = findCondition(conds, "PodScheduled");
+  if (scheduled?.status === "False") {
+    return result("Progressing", `pod ${name}: ${describe(scheduled)}`);
+  }
+  return result("Progressing", `pod ${name}: pending`);
+}

@@ -1,0 +1,37 @@
+// The HTTP app: health, webhooks and the API, with one error handler. Runs on Node and workerd.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { errorResponse, HttpError } from "./errors.ts";
+import { registerApiRoutes } from "./routes/api.ts";
+import { registerWebhookRoutes } from "./routes/webhooks.ts";
+import type { HttpDeps, HttpEnv } from "./types.ts";
+
+/** Largest request body accepted on any POST route: 1 MiB. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Builds the Hono app.
+ * - GET /healthz → 200 {"status":"ok"} (no auth)
+ * - POST /webhooks/github|gitlab|gitea (see registerWebhookRoutes)
+ * - /api/v1/... under bearer-token auth (see registerApiRoutes)
+ * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; every error is JSON
+ * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
+ * Nothing here logs request headers, bodies, secrets or tokens.
+ */
+export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
+  const app = new Hono<HttpEnv>();
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new HttpError(413, `request body exceeds ${MAX_BODY_BYTES} bytes (1 MiB)`);
+    },
+  });
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }, 200));
+  registerWebhookRoutes(app, deps, limit);
+  registerApiRoutes(app, deps, limit);
+
+  app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((err, c) => errorResponse(err, c, deps.log));
+  return app;
+}

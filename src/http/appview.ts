@@ -1,0 +1,67 @@
+// Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
+// the reconcile), so one bad field elsewhere does not hide the fields these need.
+import type { App, Operation } from "../app/index.ts";
+
+function record(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : undefined;
+}
+
+/** `spec.source.git` as `{url, ref}` (ref defaulting to "HEAD"), or undefined for non-Git Apps. */
+export function gitSourceOf(app: App): { url: string; ref: string } | undefined {
+  const git = record(record(record(app.spec)?.["source"])?.["git"]);
+  const url = git?.["url"];
+  if (typeof url !== "string" || url === "") return undefined;
+  const ref = git?.["ref"];
+  return { url, ref: typeof ref === "string" && ref !== "" ? ref : "HEAD" };
+}
+
+/** Whether `spec.freeze` is true. */
+export function isFrozen(app: App): boolean {
+  return record(app.spec)?.["freeze"] === true;
+}
+
+/**
+ * The operation in spec.operation that has not finished yet: present, and status.operationState
+ * is not about it or says it is still Running. Undefined when none is pending.
+ */
+export function pendingOperation(app: App): Partial<Operation> | undefined {
+  const op = record(record(app.spec)?.["operation"]);
+  if (!op) return undefined;
+  const state = app.status?.operationState;
+  if (state && state.id === op["id"] && state.phase !== "Running") return undefined;
+  return op as Partial<Operation>;
+}
+
+/** "namespace/name". */
+export function keyOf(app: App): string {
+  return `${app.metadata.namespace}/${app.metadata.name}`;
+}
+
+/**
+ * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
+ * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
+ * nextReconcileAt}`. Absent scalars are null, absent lists [].
+ */
+export function summarize(app: App) {
+  const s = app.status ?? {};
+  return {
+    namespace: app.metadata.namespace,
+    name: app.metadata.name,
+    syncStatus: s.syncStatus ?? null,
+    healthStatus: s.healthStatus ?? null,
+    healthReason: s.healthReason ?? null,
+    revision: s.revision ?? null,
+    observedRevision: s.observedRevision ?? null,
+    heldRevision: s.heldRevision ?? null,
+    previousRevisions: s.previousRevisions ?? [],
+    operationState: s.operationState ?? null,
+    conditions: s.conditions ?? [],
+    lastSyncedAt: s.lastSyncedAt ?? null,
+    nextReconcileAt: s.nextReconcileAt ?? null,
+  };
+}
+
+/** The JSON shape of {@link summarize}. */
+export type AppSummary = ReturnType<typeof summarize>;

@@ -1,0 +1,122 @@
+// HTTP configuration from environment variables (Node) or Worker bindings.
+import { z } from "zod";
+
+/** One API caller. */
+export interface ApiToken {
+  /** Who this is, recorded as `requestedBy` on operations. Never a secret. */
+  name: string;
+  /** The bearer token (secret). */
+  token: string;
+  /** Namespaces this caller may read and operate on; absent = all namespaces. */
+  namespaces?: string[];
+}
+
+/** Everything the HTTP app is configured with. A webhook provider without a secret is off. */
+export interface HttpConfig {
+  apiTokens: ApiToken[];
+  githubWebhookSecret?: string;
+  gitlabWebhookToken?: string;
+  giteaWebhookSecret?: string;
+  /** Cluster-wide destination policy ("*" or namespace names); absent when not set. */
+  allowedDestinations?: string[];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const TOKENS_SHAPE = "expected a JSON array of {name, token, namespaces?}";
+
+const ApiTokens = z
+  .array(
+    z.strictObject({
+      name: z.string().min(1).max(128),
+      token: z.string().min(16, "must be at least 16 characters").max(4096),
+      namespaces: z
+        .array(z.string().max(63).regex(DNS_LABEL, "must be a namespace name"))
+        .min(1)
+        .optional(),
+    }),
+  )
+  .refine((ts) => new Set(ts.map((t) => t.token)).size === ts.length, "tokens must be unique")
+  .refine((ts) => new Set(ts.map((t) => t.name)).size === ts.length, "names must be unique");
+
+/** The variables read, all optional. Values of other keys (other bindings) are ignored. */
+export const HTTP_ENV_VARS = [
+  "PLUMB_API_TOKENS",
+  "GITHUB_WEBHOOK_SECRET",
+  "GITLAB_WEBHOOK_TOKEN",
+  "GITEA_WEBHOOK_SECRET",
+  "PLUMB_ALLOWED_DESTINATIONS",
+] as const;
+
+function str(env: Record<string, unknown>, name: string): string | undefined {
+  const v = env[name];
+  if (v === undefined || v === null || v === "") return undefined;
+  if (typeof v !== "string") throw new Error(`${name}: expected a string`);
+  return v;
+}
+
+function fmtPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+    .join("")
+    .replace(/^\./, "");
+}
+
+function parseTokens(raw: string | undefined): ApiToken[] {
+  if (raw === undefined) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    // The parser's message quotes the input: never pass it on.
+    throw new Error(`PLUMB_API_TOKENS: ${TOKENS_SHAPE} (not valid JSON)`);
+  }
+  const r = ApiTokens.safeParse(json);
+  if (!r.success) {
+    // Issue paths and messages only; zod messages do not quote input values.
+    const where = r.error.issues
+      .map((i) => `${fmtPath(i.path) || "(top)"}: ${i.message}`)
+      .join("; ");
+    throw new Error(`PLUMB_API_TOKENS: ${TOKENS_SHAPE} (${where})`);
+  }
+  return r.data.map((t) =>
+    t.namespaces ? { ...t, namespaces: t.namespaces } : { name: t.name, token: t.token },
+  );
+}
+
+function parseDestinations(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+  const bad = list.filter((s) => s !== "*" && !DNS_LABEL.test(s));
+  if (bad.length > 0) {
+    throw new Error(
+      `PLUMB_ALLOWED_DESTINATIONS: expected "*" or namespace names, comma-separated (bad: ${bad.join(", ")})`,
+    );
+  }
+  return list;
+}
+
+/**
+ * Reads the HTTP configuration from `env` (process.env on Node, the Worker's `env` bindings).
+ * - `PLUMB_API_TOKENS`: JSON array of `{name, token, namespaces?}`; tokens of 16+ characters,
+ *   names and tokens unique; absent = no API access.
+ * - `GITHUB_WEBHOOK_SECRET`, `GITLAB_WEBHOOK_TOKEN`, `GITEA_WEBHOOK_SECRET`: absent or empty =
+ *   that provider's webhook route answers 404.
+ * - `PLUMB_ALLOWED_DESTINATIONS`: comma-separated namespace names or "*".
+ * @throws Error whose message starts with the variable's name and says what was expected;
+ *   it never contains a secret value.
+ */
+export function parseHttpConfig(env: Record<string, unknown>): HttpConfig {
+  const config: HttpConfig = { apiTokens: parseTokens(str(env, "PLUMB_API_TOKENS")) };
+  const github = str(env, "GITHUB_WEBHOOK_SECRET");
+  const gitlab = str(env, "GITLAB_WEBHOOK_TOKEN");
+  const gitea = str(env, "GITEA_WEBHOOK_SECRET");
+  const destinations = parseDestinations(str(env, "PLUMB_ALLOWED_DESTINATIONS"));
+  if (github) config.githubWebhookSecret = github;
+  if (gitlab) config.gitlabWebhookToken = gitlab;
+  if (gitea) config.giteaWebhookSecret = gitea;
+  if (destinations) config.allowedDestinations = destinations;
+  return config;
+}

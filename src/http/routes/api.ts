@@ -1,0 +1,195 @@
+// /api/v1: App status and operations, under bearer-token auth.
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import { z } from "zod";
+import type { App, Operation } from "../../app/index.ts";
+import { toIssues } from "../../app/index.ts";
+import { isFrozen, keyOf, pendingOperation, summarize } from "../appview.ts";
+import { bearerAuth, mayUse, requireNamespace } from "../auth.ts";
+import { HttpError } from "../errors.ts";
+import type { HttpDeps, HttpEnv } from "../types.ts";
+
+const FROZEN = "App is frozen: operations are refused while spec.freeze is true";
+
+const ApproveBody = z.strictObject({ revision: z.string().min(1).max(256).optional() });
+
+const OPERATION_NAMES = {
+  sync: "Sync",
+  rollback: "Rollback",
+  restart: "Restart",
+  deploy: "Deploy",
+} as const;
+
+const OperationBody = z
+  .strictObject({
+    type: z
+      .string()
+      .transform((s) => s.toLowerCase())
+      .pipe(z.enum(["sync", "rollback", "restart", "deploy"])),
+    revision: z.string().min(1).max(256).optional(),
+  })
+  .refine((b) => b.revision === undefined || b.type === "rollback", {
+    message: "revision is only accepted for rollback",
+    path: ["revision"],
+  });
+
+/** The JSON body, or undefined when empty and `optional`. 400 for malformed JSON or a missing body. */
+async function readJson(c: Context, optional: boolean): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === "") {
+    if (optional) return undefined;
+    throw new HttpError(400, "request body required");
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, "malformed JSON body");
+  }
+}
+
+function validate<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (!r.success)
+    throw new HttpError(400, "invalid request body", { issues: toIssues(r.error, "body") });
+  return r.data;
+}
+
+/** The App at :ns/:name after the caller's namespace check; 403 or 404 otherwise. */
+async function appFor(c: Context<HttpEnv>, deps: HttpDeps): Promise<App> {
+  const ns = c.req.param("ns") ?? "";
+  const name = c.req.param("name") ?? "";
+  requireNamespace(c.get("caller"), ns);
+  const app = await deps.kube.getApp(ns, name);
+  if (!app) throw new HttpError(404, `App ${ns}/${name} not found`);
+  return app;
+}
+
+/** 409 when the App is frozen or an earlier operation is still pending. */
+function assertOperable(app: App): void {
+  if (isFrozen(app)) throw new HttpError(409, FROZEN);
+  const pending = pendingOperation(app);
+  if (pending) {
+    throw new HttpError(
+      409,
+      `operation ${pending.id ?? "?"} (${pending.type ?? "?"}) is still pending`,
+      {
+        pendingOperation: pending,
+      },
+    );
+  }
+}
+
+/**
+ * Writes `op` to spec.operation, then (best effort: the operation is already recorded and the
+ * scheduled run will consume it) emits an OperationRequested Event and triggers a reconcile.
+ */
+async function request(deps: HttpDeps, app: App, op: Operation, message: string): Promise<void> {
+  await deps.kube.setOperation(app, { ...op });
+  const key = { namespace: app.metadata.namespace, name: app.metadata.name };
+  try {
+    await deps.kube.emitEvent(app, { type: "Normal", reason: "OperationRequested", message });
+  } catch (err) {
+    deps.log?.({ msg: "emitting event failed", app: keyOf(app), error: String(err) });
+  }
+  try {
+    await deps.trigger([key], `api: ${op.type} requested by ${op.requestedBy ?? "?"}`);
+  } catch (err) {
+    deps.log?.({ msg: "trigger failed", app: keyOf(app), error: String(err) });
+  }
+}
+
+function newOperation(
+  deps: HttpDeps,
+  c: Context<HttpEnv>,
+  type: Operation["type"],
+  revision?: string,
+): Operation {
+  const op: Operation = {
+    id: crypto.randomUUID(),
+    type,
+    requestedBy: c.get("caller").name,
+    requestedAt: deps.now().toISOString(),
+  };
+  if (revision !== undefined) op.revision = revision;
+  return op;
+}
+
+/**
+ * Registers the API. Every route needs `Authorization: Bearer <token>` (401 otherwise) and,
+ * for /namespaces/:ns/..., a token allowed in :ns (403 otherwise), both checked before the
+ * cluster is read or written.
+ * - GET /api/v1/apps → 200 {"items": [AppSummary]} (the caller's namespaces only)
+ * - GET /api/v1/namespaces/:ns/apps/:name → 200 AppSummary | 404
+ * - POST /api/v1/namespaces/:ns/apps/:name/approve [{"revision"}] → 202 {"operation"} |
+ *   404 | 409 (frozen, nothing held, stale revision, operation pending)
+ * - POST /api/v1/namespaces/:ns/apps/:name/operations {"type": sync|rollback|restart|deploy,
+ *   "revision"?} → 202 {"operation"} | 400 | 404 | 409 (frozen, pending, unknown revision)
+ */
+export function registerApiRoutes(
+  app: Hono<HttpEnv>,
+  deps: HttpDeps,
+  limit: MiddlewareHandler,
+): void {
+  const authenticate = bearerAuth(deps.config.apiTokens);
+  app.use("/api/*", async (c, next) => {
+    c.set("caller", await authenticate(c.req.header("Authorization")));
+    await next();
+  });
+
+  app.get("/api/v1/apps", async (c) => {
+    const caller = c.get("caller");
+    const lists = caller.namespaces
+      ? await Promise.all([...new Set(caller.namespaces)].map((ns) => deps.kube.listApps(ns)))
+      : [await deps.kube.listApps()];
+    const items = lists
+      .flat()
+      .filter((a) => mayUse(caller, a.metadata.namespace))
+      .sort((a, b) => keyOf(a).localeCompare(keyOf(b)))
+      .map(summarize);
+    return c.json({ items }, 200);
+  });
+
+  app.get("/api/v1/namespaces/:ns/apps/:name", async (c) =>
+    c.json(summarize(await appFor(c, deps)), 200),
+  );
+
+  app.post("/api/v1/namespaces/:ns/apps/:name/approve", limit, async (c) => {
+    requireNamespace(c.get("caller"), c.req.param("ns"));
+    const body = validate(ApproveBody.optional(), await readJson(c, true));
+    const target = await appFor(c, deps);
+    const held = target.status?.heldRevision;
+    if (isFrozen(target)) throw new HttpError(409, FROZEN);
+    if (!held) throw new HttpError(409, "nothing is held for approval");
+    if (body?.revision !== undefined && body.revision !== held) {
+      throw new HttpError(409, `stale revision: held is ${held}`, { heldRevision: held });
+    }
+    assertOperable(target);
+    const op = newOperation(deps, c, "Approve", held);
+    await request(deps, target, op, `Approve of ${held} requested by ${op.requestedBy}`);
+    return c.json({ operation: op }, 202);
+  });
+
+  app.post("/api/v1/namespaces/:ns/apps/:name/operations", limit, async (c) => {
+    requireNamespace(c.get("caller"), c.req.param("ns"));
+    const body = validate(OperationBody, await readJson(c, false));
+    const target = await appFor(c, deps);
+    assertOperable(target);
+    const type = OPERATION_NAMES[body.type];
+    let revision: string | undefined;
+    if (type === "Rollback") {
+      const previous = (target.status?.previousRevisions ?? []).map((r) => r.revision);
+      revision = body.revision ?? previous[0];
+      if (revision === undefined) {
+        throw new HttpError(409, "nothing to roll back to: status.previousRevisions is empty");
+      }
+      if (!previous.includes(revision)) {
+        throw new HttpError(409, `revision ${revision} is not in status.previousRevisions`, {
+          previousRevisions: previous,
+        });
+      }
+    }
+    const op = newOperation(deps, c, type, revision);
+    const what = revision === undefined ? type : `${type} to ${revision}`;
+    await request(deps, target, op, `${what} requested by ${op.requestedBy}`);
+    return c.json({ operation: op }, 202);
+  });
+}

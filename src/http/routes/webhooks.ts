@@ -1,0 +1,105 @@
+// POST /webhooks/{github,gitlab,gitea}: verify, parse, match Apps, trigger, answer 202.
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import { gitSourceOf, keyOf } from "../appview.ts";
+import { HttpError } from "../errors.ts";
+import { appMatchesPush } from "../match.ts";
+import type { HttpDeps, HttpEnv } from "../types.ts";
+import { decodeExact, verifyGitea, verifyGitHub, verifyGitLab } from "../verify.ts";
+import type { Provider } from "../webhooks.ts";
+import { isRefDeletion, PROVIDERS, parsePush } from "../webhooks.ts";
+
+/** Per provider: the configured secret, how to authenticate and which event header to read. */
+const PROVIDER = {
+  github: { secret: "githubWebhookSecret", auth: "X-Hub-Signature-256", event: "X-GitHub-Event" },
+  gitlab: { secret: "gitlabWebhookToken", auth: "X-Gitlab-Token", event: "X-Gitlab-Event" },
+  gitea: { secret: "giteaWebhookSecret", auth: "X-Gitea-Signature", event: "X-Gitea-Event" },
+} as const;
+
+/** Event header values that announce a push, per provider. */
+const PUSH_EVENTS: Record<Provider, readonly string[]> = {
+  github: ["push"],
+  gitlab: ["Push Hook", "Tag Push Hook"],
+  gitea: ["push"],
+};
+
+async function authentic(
+  provider: Provider,
+  secret: string,
+  c: Context,
+  body: Uint8Array<ArrayBuffer>,
+) {
+  const header = c.req.header(PROVIDER[provider].auth);
+  switch (provider) {
+    case "github": {
+      const text = decodeExact(body);
+      return text !== undefined && verifyGitHub(secret, text, header);
+    }
+    case "gitlab":
+      return verifyGitLab(secret, header);
+    case "gitea":
+      return verifyGitea(secret, body, header);
+  }
+}
+
+/**
+ * Registers `POST /webhooks/<provider>` for GitHub, GitLab and Gitea.
+ * - 404 when the provider's secret is not configured;
+ * - 401 when the signature/token is missing or wrong (checked over the raw body bytes before
+ *   anything else is read; nothing is triggered);
+ * - GitHub `ping` → 200 {"message":"pong"}; events other than a push → 202 {"ignored": true,
+ *   "event"}; a push that deletes its ref → 202 {"ignored": true, "event", "reason"};
+ * - 400 for a body that is not UTF-8 JSON of a push (with `issues`);
+ * - otherwise every App whose spec.source.git matches ({@link appMatchesPush}) is passed to
+ *   `deps.trigger` and the answer is 202 {"apps": ["ns/name", ...], "revision": <after>, "ref"}.
+ */
+export function registerWebhookRoutes(
+  app: Hono<HttpEnv>,
+  deps: HttpDeps,
+  limit: MiddlewareHandler,
+): void {
+  for (const provider of PROVIDERS) {
+    app.post(`/webhooks/${provider}`, limit, async (c) => {
+      const secret = deps.config[PROVIDER[provider].secret];
+      if (!secret) throw new HttpError(404, `${provider} webhooks are not configured`);
+      const body = new Uint8Array(await c.req.arrayBuffer());
+      if (!(await authentic(provider, secret, c, body))) {
+        throw new HttpError(401, `missing or invalid ${PROVIDER[provider].auth} header`);
+      }
+      const event = c.req.header(PROVIDER[provider].event);
+      if (event === undefined)
+        throw new HttpError(400, `missing ${PROVIDER[provider].event} header`);
+      if (provider === "github" && event === "ping") return c.json({ message: "pong" }, 200);
+      if (!PUSH_EVENTS[provider].includes(event)) return c.json({ ignored: true, event }, 202);
+
+      const text = decodeExact(body);
+      if (text === undefined) throw new HttpError(400, "body is not valid UTF-8");
+      let payload: unknown;
+      try {
+        payload = JSON.parse(text);
+      } catch {
+        throw new HttpError(400, "malformed JSON body");
+      }
+      const parsed = parsePush(provider, payload);
+      if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.issues });
+      const push = parsed.value;
+      if (isRefDeletion(push)) {
+        return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);
+      }
+
+      const apps = (await deps.kube.listApps()).filter((a) => {
+        const source = gitSourceOf(a);
+        return source !== undefined && appMatchesPush(source, push);
+      });
+      const keys = apps.map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+      if (keys.length > 0) await deps.trigger(keys, `webhook: push ${push.ref} ${push.after}`);
+      deps.log?.({
+        msg: "webhook push",
+        provider,
+        ref: push.ref,
+        after: push.after,
+        apps: keys.length,
+      });
+      return c.json({ apps: apps.map(keyOf), revision: push.after, ref: push.ref }, 202);
+    });
+  }
+}

@@ -1,0 +1,554 @@
+import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { KubeApiError } from "../reconcile/ports.ts";
+import { createHttpApp } from "./app.ts";
+import type { HttpConfig } from "./config.ts";
+import { FakeKube, testApp } from "./testing.ts";
+import { parsePush } from "./webhooks.ts";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+const SHARED = path.resolve(ROOT, "../shared/fixtures/webhooks");
+const shared = (name: string) => new Uint8Array(readFileSync(path.join(SHARED, name)));
+const GITHUB_BODY = new Uint8Array(
+  readFileSync(path.join(import.meta.dirname, "testdata/github-push.json")),
+);
+
+const GITHUB_SECRET = "gh-secret-of-the-test";
+const GITLAB_TOKEN = "gl-token-of-the-test";
+const GITEA_SECRET = "gitea-secret-of-the-test";
+const CONFIG: HttpConfig = {
+  apiTokens: [],
+  githubWebhookSecret: GITHUB_SECRET,
+  gitlabWebhookToken: GITLAB_TOKEN,
+  giteaWebhookSecret: GITEA_SECRET,
+};
+
+/** Independent of the code under test: node:crypto over the exact bytes. */
+const hmac = (secret: string, body: Uint8Array) =>
+  createHmac("sha256", secret).update(body).digest("hex");
+
+function setup(apps = APPS, config: HttpConfig = CONFIG) {
+  const kube = new FakeKube(apps);
+  const log: Array<Record<string, unknown>> = [];
+  const app = createHttpApp({
+    kube,
+    config,
+    trigger: kube.trigger,
+    now: () => new Date("2026-03-04T05:06:07Z"),
+    log: (e) => log.push(e),
+  });
+  const post = (
+    p: string,
+    body: Uint8Array<ArrayBuffer> | string,
+    headers: Record<string, string>,
+  ) =>
+    app.request(p, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", ...headers },
+    });
+  return { kube, app, post, log };
+}
+
+const APPS = [
+  testApp("team-a", "web", { url: "https://github.com/octo-org/demo.git", ref: "main" }),
+  testApp("team-a", "web-ssh-url", { url: "https://GitHub.com/octo-org/demo/", ref: "HEAD" }),
+  testApp("team-b", "copy", { url: "https://github.com/octo-org/demo-copy.git", ref: "main" }),
+  testApp("team-b", "tagged", { url: "https://github.com/octo-org/demo", ref: "refs/tags/v1" }),
+  testApp("team-b", "pinned", {
+    url: "https://github.com/octo-org/demo",
+    ref: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+  }),
+  {
+    ...testApp("team-c", "image"),
+    spec: { source: { image: { repository: "github.com/octo-org/demo" } } },
+  },
+];
+
+const githubHeaders = (body: Uint8Array, event = "push", secret = GITHUB_SECRET) => ({
+  "X-GitHub-Event": event,
+  "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+  "X-Hub-Signature-256": `sha256=${hmac(secret, body)}`,
+});
+
+describe("POST /webhooks/github", () => {
+  it("the fixture's raw body has non-ASCII text and an upper-case \\u001B escape", () => {
+    const text = new TextDecoder().decode(GITHUB_BODY);
+    expect(text).toContain("café ✓ 日本");
+    expect(text).toContain("\\u001B[32m");
+    expect(GITHUB_BODY.length).toBeGreaterThan(text.length); // multi-byte UTF-8
+    // Re-serializing changes the bytes, so a signature over re-serialized JSON would not verify.
+    expect(JSON.stringify(JSON.parse(text))).not.toContain("\\u001B");
+  });
+
+  it("accepts a signed push and triggers exactly the matching Apps", async () => {
+    const { kube, post, log } = setup();
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["team-a/web", "team-a/web-ssh-url"],
+      revision: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+      ref: "refs/heads/main",
+    });
+    expect(kube.calls.trigger).toEqual([
+      {
+        apps: [
+          { namespace: "team-a", name: "web" },
+          { namespace: "team-a", name: "web-ssh-url" },
+        ],
+        reason: "webhook: push refs/heads/main 0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+      },
+    ]);
+    expect(kube.calls.listApps).toEqual([undefined]);
+    expect(JSON.stringify(log)).not.toContain(GITHUB_SECRET);
+  });
+
+  it("rejects one flipped byte in the body with 401 and triggers nothing", async () => {
+    const { kube, post } = setup();
+    const tampered = GITHUB_BODY.slice();
+    const at =
+      new TextDecoder().decode(GITHUB_BODY).indexOf("refs/heads/main") + "refs/heads/".length;
+    tampered[at] = "n".charCodeAt(0); // main → nain
+    const res = await post("/webhooks/github", tampered, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ message: "missing or invalid X-Hub-Signature-256 header" });
+    expect(kube.calls.trigger).toEqual([]);
+    expect(kube.calls.listApps).toEqual([]);
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["not hex", `sha256=${"z".repeat(64)}`],
+    ["short", `sha256=${hmac(GITHUB_SECRET, GITHUB_BODY).slice(0, 40)}`],
+    ["sha1 form", `sha1=${hmac(GITHUB_SECRET, GITHUB_BODY)}`],
+    ["wrong secret", `sha256=${hmac("another-secret", GITHUB_BODY)}`],
+  ])("rejects a %s signature with 401", async (_, signature) => {
+    const { kube, post } = setup();
+    const headers: Record<string, string> = { "X-GitHub-Event": "push" };
+    if (signature !== undefined) headers["X-Hub-Signature-256"] = signature;
+    const res = await post("/webhooks/github", GITHUB_BODY, headers);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("rejects a signature over re-serialized JSON: the HMAC is over the raw bytes", async () => {
+    const { kube, post } = setup();
+    const reserialized = new TextEncoder().encode(
+      JSON.stringify(JSON.parse(new TextDecoder().decode(GITHUB_BODY))),
+    );
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(reserialized));
+    expect(res.status).toBe(401);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("accepts an upper-case hex signature (same bytes)", async () => {
+    const { post } = setup();
+    const headers = {
+      ...githubHeaders(GITHUB_BODY),
+      "X-Hub-Signature-256": `sha256=${hmac(GITHUB_SECRET, GITHUB_BODY).toUpperCase()}`,
+    };
+    expect((await post("/webhooks/github", GITHUB_BODY, headers)).status).toBe(202);
+  });
+
+  it("answers a signed ping with pong", async () => {
+    const { kube, post } = setup();
+    const body = new TextEncoder().encode('{"zen":"Keep it logically awesome.","hook_id":1}');
+    const res = await post("/webhooks/github", body, githubHeaders(body, "ping"));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ message: "pong" });
+    expect(kube.calls.listApps).toEqual([]);
+  });
+
+  it("does not answer an unsigned ping", async () => {
+    const { post } = setup();
+    const res = await post("/webhooks/github", "{}", { "X-GitHub-Event": "ping" });
+    expect(res.status).toBe(401);
+  });
+
+  it("ignores other events with 202", async () => {
+    const { kube, post } = setup();
+    const body = new TextEncoder().encode('{"action":"opened"}');
+    const res = await post("/webhooks/github", body, githubHeaders(body, "issues"));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: true, event: "issues" });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("ignores a push that deletes the branch", async () => {
+    const { kube, post } = setup();
+    const text = new TextDecoder()
+      .decode(GITHUB_BODY)
+      .replace(
+        '"after": "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c"',
+        `"after": "${"0".repeat(40)}"`,
+      );
+    const body = new TextEncoder().encode(text);
+    const res = await post("/webhooks/github", body, githubHeaders(body));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      ignored: true,
+      event: "push",
+      reason: "ref refs/heads/main deleted",
+    });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("answers 202 with no Apps and no trigger when nothing matches", async () => {
+    const { kube, post } = setup([APPS[2]!]);
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ apps: [] });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("400 for signed malformed JSON and for a signed body that is not a push", async () => {
+    const { kube, post } = setup();
+    const bad = new TextEncoder().encode('{"ref": "refs/heads/main",');
+    const r1 = await post("/webhooks/github", bad, githubHeaders(bad));
+    expect(r1.status).toBe(400);
+    expect(await r1.json()).toEqual({ message: "malformed JSON body" });
+
+    const notPush = new TextEncoder().encode('{"ref":"main","after":"abc"}');
+    const r2 = await post("/webhooks/github", notPush, githubHeaders(notPush));
+    expect(r2.status).toBe(400);
+    const j = (await r2.json()) as { message: string; issues: Array<{ path: string }> };
+    expect(j.message).toBe("not a push payload");
+    expect(j.issues.map((i) => i.path).sort()).toEqual(["body.ref", "body.repository"]);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("400 when the event header is missing from a signed delivery", async () => {
+    const { post } = setup();
+    const headers: Record<string, string> = { ...githubHeaders(GITHUB_BODY) };
+    delete headers["X-GitHub-Event"];
+    const res = await post("/webhooks/github", GITHUB_BODY, headers);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ message: "missing X-GitHub-Event header" });
+  });
+
+  it("404 when GitHub webhooks are not configured", async () => {
+    const { post } = setup(APPS, { apiTokens: [] });
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ message: "github webhooks are not configured" });
+  });
+
+  it("413 for a body over 1 MiB, announced or streamed, before anything is triggered", async () => {
+    const { kube, app } = setup();
+    const big = new Uint8Array(1024 * 1024 + 1).fill(0x20);
+    const announced = await app.request("/webhooks/github", {
+      method: "POST",
+      body: big,
+      headers: { ...githubHeaders(big), "content-length": String(big.length) },
+    });
+    expect(announced.status).toBe(413);
+    expect(await announced.json()).toEqual({
+      message: "request body exceeds 1048576 bytes (1 MiB)",
+    });
+
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 5; i++) controller.enqueue(big.subarray(0, 256 * 1024 + 1));
+        controller.close();
+      },
+    });
+    const streamed = await app.request("/webhooks/github", {
+      method: "POST",
+      body: stream,
+      headers: githubHeaders(big),
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("a body of exactly 1 MiB is read (and here fails the signature check)", async () => {
+    const { post } = setup();
+    const max = new Uint8Array(1024 * 1024).fill(0x20);
+    const res = await post("/webhooks/github", max, {
+      "X-GitHub-Event": "push",
+      "X-Hub-Signature-256": "sha256=00",
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it("maps a Kubernetes API failure while listing Apps to 502", async () => {
+    const { kube, post } = setup();
+    kube.fail.listApps = new KubeApiError(
+      403,
+      "Forbidden",
+      "apps.plumb.dev is forbidden: User cannot list",
+    );
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({
+      message: "kubernetes API error",
+      status: 403,
+      reason: "Forbidden",
+    });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("maps an unexpected trigger failure to a generic 500", async () => {
+    const kube = new FakeKube(APPS);
+    const log: Array<Record<string, unknown>> = [];
+    const app = createHttpApp({
+      kube,
+      config: CONFIG,
+      trigger: () => Promise.reject(new Error("queue send failed")),
+      now: () => new Date(),
+      log: (e) => log.push(e),
+    });
+    const res = await app.request("/webhooks/github", {
+      method: "POST",
+      body: GITHUB_BODY,
+      headers: githubHeaders(GITHUB_BODY),
+    });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ message: "internal error" });
+    expect(log).toEqual([
+      {
+        msg: "unexpected error",
+        error: "Error",
+        detail: "queue send failed",
+        method: "POST",
+        path: "/webhooks/github",
+      },
+    ]);
+  });
+});
+
+describe("POST /webhooks/gitlab (real GitLab payloads)", () => {
+  const gitlabApps = [
+    testApp("mike", "diaspora-master", {
+      url: "https://example.com/mike/diaspora.git",
+      ref: "master",
+    }),
+    testApp("mike", "diaspora-head", { url: "https://example.com/mike/diaspora" }),
+    testApp("mike", "diaspora-main", { url: "https://example.com/mike/diaspora.git", ref: "main" }),
+    testApp("mike", "diaspora-fork", {
+      url: "https://example.com/mike/diaspora-fork.git",
+      ref: "master",
+    }),
+    testApp("js", "example-tag", {
+      url: "https://example.com/jsmith/example.git",
+      ref: "refs/tags/v1.0.0",
+    }),
+    testApp("js", "example-short-tag", {
+      url: "https://example.com/jsmith/example",
+      ref: "v1.0.0",
+    }),
+    testApp("js", "example-master", { url: "https://example.com/jsmith/example", ref: "master" }),
+  ];
+  const headers = (event: string, token = GITLAB_TOKEN) => ({
+    "X-Gitlab-Event": event,
+    "X-Gitlab-Token": token,
+  });
+
+  it("Push Hook triggers the Apps on mike/diaspora at master or HEAD", async () => {
+    const { kube, post } = setup(gitlabApps);
+    const res = await post("/webhooks/gitlab", shared("gitlab-push-1.json"), headers("Push Hook"));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["mike/diaspora-master", "mike/diaspora-head"],
+      revision: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
+      ref: "refs/heads/master",
+    });
+    expect(kube.calls.trigger).toHaveLength(1);
+    expect(kube.calls.trigger[0]?.reason).toBe(
+      "webhook: push refs/heads/master da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
+    );
+  });
+
+  it("Tag Push Hook triggers only the Apps on jsmith/example at tag v1.0.0", async () => {
+    const { kube, post } = setup(gitlabApps);
+    const res = await post(
+      "/webhooks/gitlab",
+      shared("gitlab-tag-push-1.json"),
+      headers("Tag Push Hook"),
+    );
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["js/example-tag", "js/example-short-tag"],
+      revision: "82b3d5ae55f7080f1e6022629cdb57bfae7cccc7",
+      ref: "refs/tags/v1.0.0",
+    });
+    expect(kube.calls.trigger.map((t) => t.apps.length)).toEqual([2]);
+  });
+
+  it.each([
+    ["a wrong token", { "X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-token-of-the-tesT" }],
+    ["a token prefix", { "X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-token" }],
+    ["no token", { "X-Gitlab-Event": "Push Hook" }],
+  ])("401 for %s, nothing triggered", async (_, h) => {
+    const { kube, post } = setup(gitlabApps);
+    const res = await post("/webhooks/gitlab", shared("gitlab-push-1.json"), h);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ message: "missing or invalid X-Gitlab-Token header" });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("ignores other GitLab events with 202", async () => {
+    const { kube, post } = setup(gitlabApps);
+    const res = await post(
+      "/webhooks/gitlab",
+      '{"object_kind":"merge_request"}',
+      headers("Merge Request Hook"),
+    );
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ignored: true, event: "Merge Request Hook" });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+});
+
+describe("POST /webhooks/gitea (real Gitea payload)", () => {
+  const giteaApps = [
+    testApp("g", "develop", { url: "http://localhost:3000/gitea/webhooks.git", ref: "develop" }),
+    testApp("g", "develop-https", {
+      url: "https://localhost:3000/gitea/webhooks",
+      ref: "refs/heads/develop",
+    }),
+    testApp("g", "head", { url: "http://localhost:3000/gitea/webhooks.git" }),
+    testApp("g", "other-port", { url: "http://localhost:3001/gitea/webhooks.git", ref: "develop" }),
+  ];
+  const body = shared("gitea-push-1.json");
+
+  it("triggers the Apps on gitea/webhooks at develop, not the one on the remote HEAD (main)", async () => {
+    const { kube, post } = setup(giteaApps);
+    const res = await post("/webhooks/gitea", body, {
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, body),
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["g/develop", "g/develop-https"],
+      revision: "bffeb74224043ba2feb48d137756c8a9331c449a",
+      ref: "refs/heads/develop",
+    });
+    expect(kube.calls.trigger[0]?.apps).toEqual([
+      { namespace: "g", name: "develop" },
+      { namespace: "g", name: "develop-https" },
+    ]);
+  });
+
+  it("never takes the body's legacy secret field as authentication", async () => {
+    const legacy = "3gEsCfjlV2ugRwgpU#w1*WaW*wa4NXgGmpCfkbG3";
+    expect(new TextDecoder().decode(body)).toContain(legacy);
+    const { kube, post } = setup(giteaApps, { apiTokens: [], giteaWebhookSecret: legacy });
+    const res = await post("/webhooks/gitea", body, { "X-Gitea-Event": "push" });
+    expect(res.status).toBe(401);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("401 for a wrong signature or one flipped byte", async () => {
+    const { kube, post } = setup(giteaApps);
+    const wrong = await post("/webhooks/gitea", body, {
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac("nope", body),
+    });
+    expect(wrong.status).toBe(401);
+    const flipped = body.slice();
+    flipped[10] = (flipped[10] ?? 0) ^ 1;
+    const res = await post("/webhooks/gitea", flipped, {
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, body),
+    });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ message: "missing or invalid X-Gitea-Signature header" });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("ignores other Gitea events; 400 for signed bytes that are not UTF-8", async () => {
+    const { post } = setup(giteaApps);
+    const create = await post("/webhooks/gitea", body, {
+      "X-Gitea-Event": "create",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, body),
+    });
+    expect(create.status).toBe(202);
+    expect(await create.json()).toEqual({ ignored: true, event: "create" });
+    const invalid = new Uint8Array([0x7b, 0xff, 0x7d]);
+    const res = await post("/webhooks/gitea", invalid, {
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, invalid),
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ message: "body is not valid UTF-8" });
+  });
+});
+
+describe("parsePush", () => {
+  const json = (b: Uint8Array) => JSON.parse(new TextDecoder().decode(b)) as unknown;
+
+  it("reads GitHub's push", () => {
+    expect(parsePush("github", json(GITHUB_BODY))).toEqual({
+      ok: true,
+      value: {
+        provider: "github",
+        ref: "refs/heads/main",
+        after: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+        defaultBranch: "main",
+        repoUrls: [
+          "https://github.com/octo-org/demo.git",
+          "git@github.com:octo-org/demo.git",
+          "git://github.com/octo-org/demo.git",
+          "https://github.com/octo-org/demo",
+        ],
+      },
+    });
+  });
+
+  it("reads GitLab's push and tag push, project and repository URLs", () => {
+    const p = parsePush("gitlab", json(shared("gitlab-push-1.json")));
+    expect(p).toEqual({
+      ok: true,
+      value: {
+        provider: "gitlab",
+        ref: "refs/heads/master",
+        after: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
+        defaultBranch: "master",
+        repoUrls: [
+          "http://example.com/mike/diaspora.git",
+          "git@example.com:mike/diaspora.git",
+          "http://example.com/mike/diaspora",
+        ],
+      },
+    });
+    const t = parsePush("gitlab", json(shared("gitlab-tag-push-1.json")));
+    expect(t.ok && t.value.repoUrls).toContain("ssh://git@example.com/jsmith/example.git");
+    expect(t.ok && t.value.ref).toBe("refs/tags/v1.0.0");
+  });
+
+  it("reads Gitea's push", () => {
+    expect(parsePush("gitea", json(shared("gitea-push-1.json")))).toEqual({
+      ok: true,
+      value: {
+        provider: "gitea",
+        ref: "refs/heads/develop",
+        after: "bffeb74224043ba2feb48d137756c8a9331c449a",
+        defaultBranch: "main",
+        repoUrls: [
+          "http://localhost:3000/gitea/webhooks.git",
+          "ssh://gitea@localhost:2222/gitea/webhooks.git",
+          "http://localhost:3000/gitea/webhooks",
+        ],
+      },
+    });
+  });
+
+  it("returns issues for a payload that is not a push", () => {
+    const r = parsePush("gitlab", {
+      object_kind: "note",
+      ref: "refs/heads/x",
+      after: "a",
+      project: {},
+    });
+    expect(r).toEqual({
+      ok: false,
+      issues: [expect.objectContaining({ path: "body.object_kind" })],
+    });
+  });
+});

@@ -1,0 +1,303 @@
+// KubePort over the API server's REST API: the only place plumb talks to Kubernetes.
+import type { App, AppStatus } from "../app/index.ts";
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from "../app/index.ts";
+import {
+  KubeApiError,
+  type KubeObject,
+  type KubePort,
+  type Ref,
+  type RequestCounts,
+  type Verb,
+} from "../reconcile/ports.ts";
+import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
+import type { KubeRequest, KubeResponse, KubeTransport } from "./transport.ts";
+
+const APPS = `/apis/${GROUP}/${VERSION}`;
+const processDiscovery = new DiscoveryCache();
+
+export interface KubePortOptions {
+  /** Shared discovery cache; defaults to one per process. */
+  discovery?: DiscoveryCache;
+  /** Clock for the discovery TTL and Lease times (injected in tests). */
+  now?: () => Date;
+}
+
+/**
+ * Builds the KubePort on a transport. Every method throws KubeApiError for an HTTP error
+ * (status and Status.reason kept), except where a 404 has a meaning of its own.
+ * Server-side apply uses `application/apply-patch+yaml`, fieldManager `plumb`, force=true
+ * (https://kubernetes.io/docs/reference/using-api/server-side-apply/).
+ */
+export function createKubePort(transport: KubeTransport, options: KubePortOptions = {}): KubePort {
+  const discovery = options.discovery ?? processDiscovery;
+  const now = options.now ?? (() => new Date());
+  const counts: RequestCounts = { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
+
+  async function call(
+    verb: Verb,
+    method: string,
+    path: string,
+    request?: KubeRequest,
+  ): Promise<KubeResponse> {
+    counts[verb] += 1;
+    return transport(method, path, request);
+  }
+  async function ok(
+    verb: Verb,
+    method: string,
+    path: string,
+    request?: KubeRequest,
+  ): Promise<unknown> {
+    const res = await call(verb, method, path, request);
+    if (res.status >= 400) throw toError(res, `${method} ${path}`);
+    return res.body;
+  }
+
+  async function objectPath(ref: Ref): Promise<string> {
+    const info = await port.resourceFor(ref.apiVersion, ref.kind);
+    if (!info) {
+      throw new KubeApiError(
+        404,
+        "NoKindMatch",
+        `no kind "${ref.kind}" is served in ${ref.apiVersion} (is its CustomResourceDefinition installed?)`,
+      );
+    }
+    const base = groupVersionPath(ref.apiVersion);
+    const ns = info.namespaced ? `/namespaces/${enc(ref.namespace ?? "default")}` : "";
+    return `${base}${ns}/${info.resource}/${enc(ref.name)}`;
+  }
+  const appPath = (ns: string, name: string) =>
+    `${APPS}/namespaces/${enc(ns)}/${PLURAL}/${enc(name)}`;
+  const leasePath = (ns: string, name?: string) =>
+    `/apis/coordination.k8s.io/v1/namespaces/${enc(ns)}/leases${name ? `/${enc(name)}` : ""}`;
+
+  const port: KubePort = {
+    async getApp(namespace, name) {
+      const res = await call("get", "GET", appPath(namespace, name));
+      if (res.status === 404) return undefined;
+      if (res.status >= 400) throw toError(res, `get App ${namespace}/${name}`);
+      return res.body as App;
+    },
+    async listApps(namespace) {
+      const path = namespace
+        ? `${APPS}/namespaces/${enc(namespace)}/${PLURAL}`
+        : `${APPS}/${PLURAL}`;
+      const list = (await ok("list", "GET", path)) as { items?: App[] };
+      return (list.items ?? []).map((a) => ({
+        ...a,
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: "App",
+      }));
+    },
+    async setFinalizers(app, finalizers) {
+      const body = { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } };
+      return (await ok("patch", "PATCH", appPath(app.metadata.namespace, app.metadata.name), {
+        body,
+        contentType: "application/merge-patch+json",
+      })) as App;
+    },
+    async writeStatus(app, status: AppStatus) {
+      const body = { apiVersion: app.apiVersion, kind: app.kind, metadata: app.metadata, status };
+      return (await ok(
+        "update",
+        "PUT",
+        `${appPath(app.metadata.namespace, app.metadata.name)}/status`,
+        { body },
+      )) as App;
+    },
+    async clearOperation(app, id) {
+      const res = await call("patch", "PATCH", appPath(app.metadata.namespace, app.metadata.name), {
+        body: [
+          { op: "test", path: "/spec/operation/id", value: id },
+          { op: "remove", path: "/spec/operation" },
+        ],
+        contentType: "application/json-patch+json",
+      });
+      // 422: the test failed (a newer operation replaced it) — leave that one alone.
+      if (res.status >= 400 && res.status !== 422 && res.status !== 404)
+        throw toError(res, "clear operation");
+    },
+    async setOperation(app, operation) {
+      const body = {
+        metadata: { resourceVersion: app.metadata.resourceVersion },
+        spec: { operation },
+      };
+      return (await ok("patch", "PATCH", appPath(app.metadata.namespace, app.metadata.name), {
+        body,
+        contentType: "application/merge-patch+json",
+      })) as App;
+    },
+    async getSecret(namespace, name) {
+      const res = await call(
+        "get",
+        "GET",
+        `/api/v1/namespaces/${enc(namespace)}/secrets/${enc(name)}`,
+      );
+      if (res.status === 404) return undefined;
+      if (res.status >= 400) throw toError(res, `get Secret ${namespace}/${name}`);
+      const data = (res.body as { data?: Record<string, string> }).data ?? {};
+      return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, decodeBase64(v)]));
+    },
+    resourceFor(apiVersion, kind) {
+      return discover(discovery, transport, apiVersion, kind, now().getTime(), () => {
+        counts.get += 1;
+      });
+    },
+    async apply(obj, opts = {}) {
+      const path = await objectPath({
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: obj.metadata.name,
+        ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
+      });
+      const query: Record<string, string> = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: "true" };
+      if (opts.dryRun) query["dryRun"] = "All";
+      return (await ok("patch", "PATCH", path, {
+        body: obj,
+        query,
+        contentType: "application/apply-patch+yaml",
+      })) as KubeObject;
+    },
+    async get(ref) {
+      const res = await call("get", "GET", await objectPath(ref));
+      if (res.status === 404) return undefined;
+      if (res.status >= 400) throw toError(res, `get ${ref.kind} ${ref.name}`);
+      return res.body as KubeObject;
+    },
+    async list(apiVersion, kind, labelSelector, namespace) {
+      const info = await port.resourceFor(apiVersion, kind);
+      if (!info) return [];
+      const ns = info.namespaced && namespace ? `/namespaces/${enc(namespace)}` : "";
+      const path = `${groupVersionPath(apiVersion)}${ns}/${info.resource}`;
+      const list = (await ok("list", "GET", path, { query: { labelSelector } })) as {
+        items?: KubeObject[];
+      };
+      return (list.items ?? []).map((o) => ({ ...o, apiVersion, kind }));
+    },
+    async delete(ref) {
+      const res = await call("delete", "DELETE", await objectPath(ref), {
+        body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },
+      });
+      if (res.status === 404) return "gone";
+      if (res.status >= 400) throw toError(res, `delete ${ref.kind} ${ref.name}`);
+      return "deleted";
+    },
+    async emitEvent(app, event) {
+      const at = now().toISOString();
+      const name = `${app.metadata.name}.${now().getTime().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;
+      await ok("create", "POST", `/api/v1/namespaces/${enc(app.metadata.namespace)}/events`, {
+        body: {
+          apiVersion: "v1",
+          kind: "Event",
+          metadata: { name, namespace: app.metadata.namespace },
+          involvedObject: {
+            apiVersion: app.apiVersion,
+            kind: app.kind,
+            name: app.metadata.name,
+            namespace: app.metadata.namespace,
+            uid: app.metadata.uid,
+            resourceVersion: app.metadata.resourceVersion,
+          },
+          type: event.type,
+          reason: event.reason,
+          message: event.message.slice(0, 1024),
+          firstTimestamp: at,
+          lastTimestamp: at,
+          count: 1,
+          source: { component: FIELD_MANAGER },
+          reportingComponent: FIELD_MANAGER,
+          reportingInstance: FIELD_MANAGER,
+        },
+      });
+    },
+    async acquireLease(namespace, name, holder, durationSeconds) {
+      const at = microTime(now());
+      const res = await call("get", "GET", leasePath(namespace, name));
+      if (res.status === 404) {
+        const created = await call("create", "POST", leasePath(namespace), {
+          body: {
+            apiVersion: "coordination.k8s.io/v1",
+            kind: "Lease",
+            metadata: { name, namespace },
+            spec: {
+              holderIdentity: holder,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: at,
+              renewTime: at,
+            },
+          },
+        });
+        if (created.status === 409) return false;
+        if (created.status >= 400) throw toError(created, "create Lease");
+        return true;
+      }
+      if (res.status >= 400) throw toError(res, "get Lease");
+      const lease = res.body as KubeObject & { spec?: Record<string, unknown> };
+      const spec = lease.spec ?? {};
+      const renew = Date.parse(String(spec["renewTime"] ?? ""));
+      const held = Number(spec["leaseDurationSeconds"] ?? 0) * 1000;
+      const free =
+        !spec["holderIdentity"] ||
+        spec["holderIdentity"] === holder ||
+        Number.isNaN(renew) ||
+        renew + held < now().getTime();
+      if (!free) return false;
+      const updated = await call("update", "PUT", leasePath(namespace, name), {
+        body: {
+          ...lease,
+          spec: {
+            ...spec,
+            holderIdentity: holder,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: at,
+            renewTime: at,
+          },
+        },
+      });
+      if (updated.status === 409) return false;
+      if (updated.status >= 400) throw toError(updated, "update Lease");
+      return true;
+    },
+    async releaseLease(namespace, name, holder) {
+      const res = await call("get", "GET", leasePath(namespace, name));
+      if (res.status >= 400) return;
+      const lease = res.body as KubeObject & { spec?: Record<string, unknown> };
+      if (lease.spec?.["holderIdentity"] !== holder) return;
+      await call("delete", "DELETE", leasePath(namespace, name), {
+        body: {
+          apiVersion: "v1",
+          kind: "DeleteOptions",
+          preconditions: { resourceVersion: lease.metadata.resourceVersion },
+        },
+      });
+    },
+    requestCounts() {
+      return { ...counts };
+    },
+  };
+  return port;
+}
+
+function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}
+
+/** metav1.MicroTime: RFC 3339 with microseconds. */
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+function decodeBase64(value: string): string {
+  const bin = atob(value);
+  return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+}
+
+function toError(res: KubeResponse, what: string): KubeApiError {
+  const body = (typeof res.body === "object" && res.body !== null ? res.body : {}) as {
+    reason?: string;
+    message?: string;
+  };
+  const message =
+    body.message ?? (typeof res.body === "string" ? res.body.slice(0, 300) : `HTTP ${res.status}`);
+  return new KubeApiError(res.status, body.reason ?? "Unknown", `${what}: ${message}`);
+}

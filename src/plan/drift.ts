@@ -1,0 +1,128 @@
+// Drift: desired vs live, field by field, with the field manager that owns each drifted value.
+import { FIELD_MANAGER } from "../app/index.ts";
+import type { KubeObject } from "../reconcile/ports.ts";
+import { canonicalJson } from "../render/hash.ts";
+import { isRecord } from "../render/manifests.ts";
+
+export interface DriftedField {
+  /** Readable path: "spec.template.spec.containers[name=web].image". */
+  path: string;
+  desired?: string;
+  live?: string;
+  /** The field manager owning the live value, when one does. */
+  manager?: string;
+}
+
+interface Leaf {
+  path: string;
+  /** fieldsV1 keys of the path: ["f:spec", "f:template", ..., 'k:{"name":"web"}', "f:image"]. */
+  keys: string[];
+  desired: unknown;
+  live: unknown;
+  liveFound: boolean;
+}
+
+/**
+ * Fields of `desired` whose live value differs and is not owned by plumb's field manager.
+ * A value that differs but is still owned by `plumb` is the API server's normalization
+ * (quantities "0.5" → "500m", defaulted list items) and not drift: server-side apply moves
+ * a field's ownership to whoever changes it (kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts).
+ * Lists whose items all have a `name` are matched by name (the merge key of containers,
+ * env, volumes, ports); other lists compare whole. `status` and metadata other than labels
+ * and annotations are ignored. Pure.
+ */
+export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField[] {
+  const leaves: Leaf[] = [];
+  const { status: _s, metadata, ...body } = desired;
+  const meta = { labels: metadata.labels, annotations: metadata.annotations };
+  walk({ metadata: meta, ...body }, live as unknown, "", [], true, leaves);
+  const owners = (live.metadata.managedFields ?? []).filter(
+    (m) => m.subresource === undefined || m.subresource === "",
+  );
+  const out: DriftedField[] = [];
+  for (const leaf of leaves) {
+    if (leaf.liveFound && canonicalJson(leaf.desired) === canonicalJson(leaf.live)) continue;
+    const manager = owners.find((m) => hasPath(m.fieldsV1, leaf.keys))?.manager;
+    if (manager === FIELD_MANAGER) continue;
+    const field: DriftedField = { path: leaf.path, desired: show(leaf.desired) };
+    if (leaf.liveFound) field.live = show(leaf.live);
+    if (manager !== undefined) field.manager = manager;
+    out.push(field);
+  }
+  return out;
+}
+
+function walk(
+  d: unknown,
+  l: unknown,
+  path: string,
+  keys: string[],
+  found: boolean,
+  out: Leaf[],
+): void {
+  if (isRecord(d)) {
+    for (const [k, v] of Object.entries(d)) {
+      if (v === undefined) continue;
+      const lv = isRecord(l) ? l[k] : undefined;
+      walk(
+        v,
+        lv,
+        path ? `${path}.${k}` : k,
+        [...keys, `f:${k}`],
+        found && isRecord(l) && k in l,
+        out,
+      );
+    }
+    return;
+  }
+  if (
+    Array.isArray(d) &&
+    d.length > 0 &&
+    d.every((i) => isRecord(i) && typeof i["name"] === "string")
+  ) {
+    const liveItems = Array.isArray(l) ? l.filter(isRecord) : [];
+    for (const item of d as Record<string, unknown>[]) {
+      const name = item["name"] as string;
+      const li = liveItems.find((x) => x["name"] === name);
+      walk(
+        item,
+        li,
+        `${path}[name=${name}]`,
+        [...keys, `k:${JSON.stringify({ name })}`],
+        found && li !== undefined,
+        out,
+      );
+    }
+    return;
+  }
+  out.push({ path, keys, desired: d, live: l, liveFound: found });
+}
+
+function hasPath(fields: Record<string, unknown> | undefined, keys: readonly string[]): boolean {
+  let node: unknown = fields;
+  for (const key of keys) {
+    if (!isRecord(node)) return false;
+    if (key in node) {
+      node = node[key];
+      continue;
+    }
+    // A list item keyed by more than name (ports: containerPort+protocol) still matches by name.
+    const name = key.startsWith("k:")
+      ? (JSON.parse(key.slice(2)) as { name?: string }).name
+      : undefined;
+    const alt =
+      name === undefined
+        ? undefined
+        : Object.keys(node).find(
+            (k) => k.startsWith("k:") && k.includes(`"name":${JSON.stringify(name)}`),
+          );
+    if (alt === undefined) return false;
+    node = node[alt];
+  }
+  return true;
+}
+
+function show(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}

@@ -1,0 +1,74 @@
+// Notification decision: announce transitions only, never a steady state.
+import type { AppStatus, NotifyEvent } from "../app/index.ts";
+import { getCondition } from "./conditions.ts";
+
+export interface Transition {
+  event: NotifyEvent;
+  message: string;
+}
+
+/**
+ * Transitions between the status before and after a run (pure):
+ * Synced (a new revision applied), Failed (Ready went False with a failure reason),
+ * Degraded (health became Degraded), Recovered (Degraded → Healthy), Held (a new heldRevision),
+ * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last
+ * state yields nothing, so a steady failure alerts once.
+ */
+export function transitions(
+  before: AppStatus,
+  after: AppStatus,
+  driftCorrected: number,
+): Transition[] {
+  const out: Transition[] = [];
+  if (after.revision && after.revision !== before.revision) {
+    out.push({ event: "Synced", message: `applied revision ${short(after.revision)}` });
+  }
+  const failedBefore = isFailure(before);
+  const failedAfter = isFailure(after);
+  if (failedAfter && (!failedBefore || failedMessage(before) !== failedMessage(after))) {
+    out.push({ event: "Failed", message: failedMessage(after) });
+  }
+  if (after.healthStatus === "Degraded" && before.healthStatus !== "Degraded") {
+    out.push({ event: "Degraded", message: after.healthReason ?? "degraded" });
+  }
+  if (before.healthStatus === "Degraded" && after.healthStatus === "Healthy") {
+    out.push({ event: "Recovered", message: "healthy again" });
+  }
+  if (after.heldRevision && after.heldRevision !== before.heldRevision) {
+    out.push({
+      event: "Held",
+      message: `revision ${short(after.heldRevision)} is waiting for approval`,
+    });
+  }
+  if (driftCorrected > 0) {
+    out.push({
+      event: "DriftCorrected",
+      message: `re-applied ${driftCorrected} drifted object(s)`,
+    });
+  }
+  return out;
+}
+
+const FAILURE_REASONS = new Set([
+  "ApplyFailed",
+  "SourceFailed",
+  "RenderFailed",
+  "InvalidSpec",
+  "PruneFailed",
+  "OperationFailed",
+]);
+
+function isFailure(status: AppStatus): boolean {
+  const ready = getCondition(status.conditions, "Ready");
+  return ready?.status === "False" && FAILURE_REASONS.has(ready.reason);
+}
+
+function failedMessage(status: AppStatus): string {
+  const ready = getCondition(status.conditions, "Ready");
+  return ready ? `${ready.reason}: ${ready.message}` : "";
+}
+
+/** First 7 characters of a commit SHA; other revisions (digests) unchanged. */
+export function short(revision: string): string {
+  return /^[0-9a-f]{40}$/.test(revision) ? revision.slice(0, 7) : revision;
+}

@@ -1,0 +1,90 @@
+// Prune plan: the set difference between the last inventory and the new desired set,
+// filtered by ownership and the protected kinds.
+import { ANNOTATION_PRUNE, LABEL_APP, LABEL_APP_NAMESPACE, type ObjectRef } from "../app/index.ts";
+import type { KubeObject } from "../reconcile/ports.ts";
+import { describeRef, groupOf, refKey } from "../render/index.ts";
+
+/** Kinds never pruned unless the live object is annotated plumb.dev/prune: "true". */
+const PROTECTED = new Set([
+  "/Namespace",
+  "/PersistentVolumeClaim",
+  "apiextensions.k8s.io/CustomResourceDefinition",
+]);
+
+export interface PruneInput {
+  /** status.inventory of the last run. */
+  inventory: readonly ObjectRef[];
+  /** Refs of the new desired set (successfully rendered). */
+  desired: readonly ObjectRef[];
+  /** Live objects carrying this App's tracking labels, by refKey. */
+  live: ReadonlyMap<string, KubeObject>;
+  /** refKeys in the inventory of any other App. */
+  claimedByOthers: ReadonlySet<string>;
+  app: { namespace: string; name: string };
+}
+
+export interface PruneSkip {
+  ref: ObjectRef;
+  reason: string;
+  /** Keep it in the inventory (so a later run or the finalizer can still prune it). */
+  keep: boolean;
+}
+
+export interface PrunePlan {
+  delete: ObjectRef[];
+  skip: PruneSkip[];
+}
+
+/**
+ * Plans the prune of what the last inventory has and the desired set lacks (Flux
+ * kustomize-controller's inventory diff). Never deletes:
+ * - an object another App's inventory also lists (dropped from ours: it is theirs now);
+ * - an object whose live labels do not name this App (someone else's; dropped);
+ * - a Namespace, PVC or CRD unless annotated `plumb.dev/prune: "true"` (orphaned and dropped,
+ *   reported once) — their deletion takes data or other objects with it.
+ * An object absent from `live` is already gone and is dropped silently.
+ * Pure; the loop deletes `delete` and keeps failed deletes in the inventory.
+ */
+export function planPrune(input: PruneInput): PrunePlan {
+  const desired = new Set(input.desired.map(refKey));
+  const plan: PrunePlan = { delete: [], skip: [] };
+  for (const ref of input.inventory) {
+    const key = refKey(ref);
+    if (desired.has(key)) continue;
+    if (input.claimedByOthers.has(key)) {
+      plan.skip.push({
+        ref,
+        reason: `${describeRef(ref)} is also rendered by another App`,
+        keep: false,
+      });
+      continue;
+    }
+    const live = input.live.get(key);
+    if (!live) continue;
+    const labels = live.metadata.labels ?? {};
+    if (
+      labels[LABEL_APP] !== input.app.name ||
+      labels[LABEL_APP_NAMESPACE] !== input.app.namespace
+    ) {
+      plan.skip.push({
+        ref,
+        reason: `${describeRef(ref)} is no longer labelled as this App's`,
+        keep: false,
+      });
+      continue;
+    }
+    if (
+      PROTECTED.has(`${groupOf(ref.apiVersion)}/${ref.kind}`) &&
+      live.metadata.annotations?.[ANNOTATION_PRUNE] !== "true"
+    ) {
+      plan.skip.push({
+        ref,
+        reason: `${describeRef(ref)} is not pruned: a ${ref.kind} is kept unless annotated ${ANNOTATION_PRUNE}: "true"`,
+        keep: false,
+      });
+      continue;
+    }
+    plan.delete.push(ref);
+  }
+  return plan;
+}

@@ -1,0 +1,36 @@
+// When an App is due: interval scheduling with capped exponential backoff after failures.
+import type { App } from "../app/index.ts";
+import { parseDuration } from "../app/index.ts";
+
+/** First retry after a failure, and the cap (Flux's retryInterval is similar in spirit). */
+export const BACKOFF_BASE_MS = 30_000;
+export const BACKOFF_CAP_MS = 10 * 60_000;
+
+/**
+ * The next scheduled run: `now + interval` after success; after `failures` consecutive
+ * failures, `now + min(BACKOFF_BASE_MS·2^(failures−1), BACKOFF_CAP_MS, interval)`.
+ * @param intervalText spec.interval, a Go duration (validated by the schema).
+ */
+export function nextReconcileAt(intervalText: string, failures: number, now: Date): Date {
+  const interval = parseDuration(intervalText);
+  if (failures <= 0) return new Date(now.getTime() + interval);
+  const backoff = Math.min(
+    BACKOFF_BASE_MS * 2 ** Math.min(failures - 1, 20),
+    BACKOFF_CAP_MS,
+    interval,
+  );
+  return new Date(now.getTime() + backoff);
+}
+
+/**
+ * Is the App due for a scheduled run? Never reconciled, generation changed since the last
+ * run, a pending operation, or nextReconcileAt ≤ now. Apps being deleted are due (finalizer).
+ */
+export function isDue(app: App, now: Date): boolean {
+  const status = app.status;
+  if (app.metadata.deletionTimestamp) return true;
+  if (!status?.nextReconcileAt || status.observedGeneration === undefined) return true;
+  if (status.observedGeneration !== app.metadata.generation) return true;
+  const next = Date.parse(status.nextReconcileAt);
+  return Number.isNaN(next) || next <= now.getTime();
+}

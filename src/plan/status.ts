@@ -1,0 +1,183 @@
+// Status composition: the App's status after a run, from what the steps recorded. Pure.
+import type {
+  AppStatus,
+  DriftEntry,
+  HealthStatus,
+  ObjectRef,
+  OperationState,
+  ResourceStatus,
+  SyncStatus,
+} from "../app/index.ts";
+import { canonicalJson } from "../render/hash.ts";
+import { type ConditionInput, setCondition } from "./conditions.ts";
+import { nextReconcileAt } from "./schedule.ts";
+
+/** How many earlier applied revisions status keeps for rollback. */
+export const REVISION_HISTORY = 10;
+/** While something is Progressing, look again this soon (capped by spec.interval). */
+const PROGRESSING_RECHECK_MS = 30_000;
+
+export interface RunRecord {
+  now: Date;
+  generation: number | undefined;
+  interval: string;
+  /** What the source names now (when it could be resolved). */
+  observedRevision?: string;
+  observedObjectHash?: string;
+  /** Set when this run applied a revision. */
+  applied?: { revision: string; objectHash: string };
+  /** Set when this run staged a revision for approval; null clears a held one. */
+  held?: { revision: string; objectHash: string } | null;
+  /** The revision a Rollback moved away from; null clears it. */
+  rolledBackFrom?: string | null;
+  operationState?: OperationState;
+  inventory: ObjectRef[];
+  resources: ResourceStatus[];
+  health: { status: HealthStatus; reason: string };
+  drift?: DriftEntry[];
+  syncStatus: SyncStatus;
+  /** A failed step: reason (ApplyFailed, SourceFailed, RenderFailed, InvalidSpec, PruneFailed) and message. */
+  failure?: { reason: string; message: string; stalled: boolean };
+  url?: string;
+}
+
+/**
+ * The new status. Conditions follow Flux's kstatus-compatible triple:
+ * Ready (True when the run succeeded and nothing is unhealthy), Reconciling (True while
+ * objects are Progressing), Stalled (True when retrying cannot help until the spec changes).
+ * previousRevisions is newest first, at most REVISION_HISTORY. `failures` counts
+ * consecutive failed runs and drives the backoff of nextReconcileAt.
+ */
+export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
+  const status: AppStatus = { ...prev };
+  const set = <K extends keyof AppStatus>(key: K, value: AppStatus[K] | undefined) => {
+    if (value === undefined) delete status[key];
+    else status[key] = value;
+  };
+  set("observedGeneration", run.generation);
+  set("syncStatus", run.syncStatus);
+  set("healthStatus", run.health.status);
+  set("healthReason", run.health.reason || undefined);
+  if (run.observedRevision !== undefined) set("observedRevision", run.observedRevision);
+  if (run.observedObjectHash !== undefined) set("observedObjectHash", run.observedObjectHash);
+  if (run.applied) {
+    if (prev.revision && prev.revision !== run.applied.revision) {
+      const history = [
+        {
+          revision: prev.revision,
+          deployedAt: prev.lastSyncedAt ?? run.now.toISOString(),
+          ...(prev.objectHash ? { objectHash: prev.objectHash } : {}),
+        },
+        ...(prev.previousRevisions ?? []),
+      ].filter((r) => r.revision !== run.applied?.revision);
+      set("previousRevisions", dedupe(history).slice(0, REVISION_HISTORY));
+    }
+    set("revision", run.applied.revision);
+    set("objectHash", run.applied.objectHash);
+    set("lastSyncedAt", run.now.toISOString());
+    if (prev.heldRevision === run.applied.revision) run.held = null;
+  }
+  if (run.held === null) {
+    set("heldRevision", undefined);
+    set("heldObjectHash", undefined);
+  } else if (run.held) {
+    set("heldRevision", run.held.revision);
+    set("heldObjectHash", run.held.objectHash);
+  }
+  if (run.rolledBackFrom === null) set("rolledBackFrom", undefined);
+  else if (run.rolledBackFrom !== undefined) set("rolledBackFrom", run.rolledBackFrom);
+  if (run.operationState) set("operationState", run.operationState);
+  set("inventory", run.inventory);
+  set("resources", run.resources);
+  set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
+  if (run.url !== undefined) set("url", run.url);
+
+  const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
+  set("failures", failures > 0 ? failures : undefined);
+  let next = nextReconcileAt(run.interval, failures, run.now);
+  if (!run.failure && run.health.status === "Progressing") {
+    next = new Date(Math.min(next.getTime(), run.now.getTime() + PROGRESSING_RECHECK_MS));
+  }
+  set("nextReconcileAt", next.toISOString());
+  set("lastReconciledAt", run.now.toISOString());
+
+  let conds = prev.conditions ?? [];
+  for (const c of conditionsFor(run)) conds = setCondition(conds, c, run.now, run.generation);
+  set("conditions", conds);
+  return status;
+}
+
+function conditionsFor(run: RunRecord): ConditionInput[] {
+  if (run.failure) {
+    return [
+      { type: "Ready", status: "False", reason: run.failure.reason, message: run.failure.message },
+      {
+        type: "Reconciling",
+        status: "False",
+        reason: run.failure.reason,
+        message: run.failure.stalled ? "stalled" : "will retry",
+      },
+      {
+        type: "Stalled",
+        status: run.failure.stalled ? "True" : "False",
+        reason: run.failure.stalled ? run.failure.reason : "Retrying",
+        message: run.failure.stalled
+          ? `${run.failure.message} (fix the spec to retry)`
+          : "transient; retrying with backoff",
+      },
+    ];
+  }
+  const notStalled: ConditionInput = {
+    type: "Stalled",
+    status: "False",
+    reason: "Reconciled",
+    message: "",
+  };
+  const { status: health, reason } = run.health;
+  if (health === "Progressing") {
+    return [
+      { type: "Ready", status: "False", reason: "Progressing", message: reason },
+      { type: "Reconciling", status: "True", reason: "Progressing", message: reason },
+      notStalled,
+    ];
+  }
+  const ready: ConditionInput =
+    health === "Degraded" || health === "Missing"
+      ? { type: "Ready", status: "False", reason: health, message: reason }
+      : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
+  return [
+    ready,
+    { type: "Reconciling", status: "False", reason: "Reconciled", message: "" },
+    notStalled,
+  ];
+}
+
+function readyMessage(run: RunRecord): string {
+  const rev = run.applied?.revision ?? run.observedRevision ?? "";
+  switch (run.syncStatus) {
+    case "Synced":
+      return `revision ${rev} is applied and ${run.health.status.toLowerCase()}`;
+    case "Held":
+      return `revision ${run.held?.revision ?? rev} is held for approval`;
+    case "OutOfSync":
+      return `revision ${rev} is not applied${run.health.reason ? `; ${run.health.reason}` : ""}`;
+    default:
+      return run.health.reason;
+  }
+}
+
+function dedupe<T extends { revision: string }>(items: T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((i) => (seen.has(i.revision) ? false : (seen.add(i.revision), true)));
+}
+
+/**
+ * True when `next` differs from `prev` in anything but the run's own timestamps, or the
+ * schedule needs advancing (prev.nextReconcileAt ≤ now). A no-op run writes nothing.
+ */
+export function statusChanged(prev: AppStatus, next: AppStatus, now: Date): boolean {
+  const strip = ({ lastReconciledAt: _a, nextReconcileAt: _b, ...rest }: AppStatus) => rest;
+  if (canonicalJson(strip(prev)) !== canonicalJson(strip(next))) return true;
+  const due = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
+  return Number.isNaN(due) || due <= now.getTime();
+}

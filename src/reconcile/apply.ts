@@ -1,0 +1,124 @@
+// Apply: server-side apply in stages (CRDs and Namespaces first, then the rest); a failure on
+// one object is recorded on it and the others still apply.
+import type { ObjectRef } from "../app/index.ts";
+import { describeRef, refKey, refOf } from "../render/index.ts";
+import type { KubeObject, Ports } from "./ports.ts";
+
+export interface ApplyOutcome {
+  /** Objects as the API server stored them (for health), by refKey. */
+  applied: Map<string, KubeObject>;
+  /** Failure messages by refKey. */
+  failed: Map<string, string>;
+}
+
+const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
+const CRD_WAIT_MS = 30_000;
+
+/**
+ * Applies `objects` in two stages. After the first stage, waits (polling every 500 ms, up to
+ * 30 s) until every applied CRD is Established, so custom resources of those kinds in the
+ * second stage are served (Flux and Argo CD apply CRDs first for the same reason).
+ */
+export async function applyStaged(
+  objects: readonly KubeObject[],
+  ports: Ports,
+): Promise<ApplyOutcome> {
+  const out: ApplyOutcome = { applied: new Map(), failed: new Map() };
+  const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
+  const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));
+  await applyAll(first, ports, out);
+  const crds = first.filter(
+    (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
+  );
+  if (crds.length > 0) await waitEstablished(crds, ports, out);
+  await applyAll(rest, ports, out);
+  return out;
+}
+
+async function applyAll(
+  objects: readonly KubeObject[],
+  ports: Ports,
+  out: ApplyOutcome,
+): Promise<void> {
+  for (const obj of objects) {
+    const key = refKey(refOf(obj));
+    try {
+      out.applied.set(key, await ports.kube.apply(obj));
+    } catch (err) {
+      out.failed.set(key, err instanceof Error ? err.message : String(err));
+    }
+  }
+}
+
+async function waitEstablished(
+  crds: readonly KubeObject[],
+  ports: Ports,
+  out: ApplyOutcome,
+): Promise<void> {
+  const sleep = ports.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
+  for (let waited = 0; ; waited += 500) {
+    const pending: KubeObject[] = [];
+    for (const crd of crds) {
+      const key = refKey(refOf(crd));
+      const live = out.applied.get(key);
+      if (live && isEstablished(live)) continue;
+      const fresh = await ports.kube.get(refOf(crd));
+      if (fresh) out.applied.set(key, fresh);
+      if (!fresh || !isEstablished(fresh)) pending.push(crd);
+    }
+    if (pending.length === 0) return;
+    if (waited >= CRD_WAIT_MS) {
+      for (const crd of pending)
+        out.failed.set(
+          refKey(refOf(crd)),
+          `${describeRef(refOf(crd))} is not Established after 30s`,
+        );
+      return;
+    }
+    await sleep(500);
+  }
+}
+
+function isEstablished(crd: KubeObject): boolean {
+  const conds =
+    (crd["status"] as { conditions?: Array<{ type: string; status: string }> } | undefined)
+      ?.conditions ?? [];
+  return conds.some((c) => c.type === "Established" && c.status === "True");
+}
+
+/** Kinds a Restart operation restarts (kubectl rollout restart's set). */
+const RESTARTABLE = new Set(["apps/Deployment", "apps/StatefulSet", "apps/DaemonSet"]);
+
+/**
+ * Restarts the workloads in `inventory` the way `kubectl rollout restart` does: a pod
+ * template annotation with the time, applied under its own field manager (plumb-restart) so
+ * that plumb's next apply neither removes it nor reports it as drift.
+ * @returns the refs restarted and the failures by refKey
+ */
+export async function restartWorkloads(
+  inventory: readonly ObjectRef[],
+  ports: Ports,
+  now: Date,
+): Promise<{ restarted: ObjectRef[]; failed: Map<string, string> }> {
+  const restarted: ObjectRef[] = [];
+  const failed = new Map<string, string>();
+  for (const ref of inventory) {
+    const group = ref.apiVersion.split("/")[0];
+    if (!RESTARTABLE.has(`${group}/${ref.kind}`)) continue;
+    const patch: KubeObject = {
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
+      spec: {
+        template: { metadata: { annotations: { "plumb.dev/restartedAt": now.toISOString() } } },
+      },
+    };
+    try {
+      await ports.kube.apply(patch, { fieldManager: "plumb-restart" });
+      restarted.push(ref);
+    } catch (err) {
+      failed.set(refKey(ref), err instanceof Error ? err.message : String(err));
+    }
+  }
+  return { restarted, failed };
+}

@@ -1,0 +1,4 @@
+// The reconcile loop and its ports; adapters are passed in by the composition roots (functions/).
+export * from "./ports.ts";
+export * from "./reconcile.ts";
+export * from "./run-all.ts";

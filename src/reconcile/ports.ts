@@ -1,0 +1,180 @@
+// The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
+// src/source (Git smart HTTP, OCI registry), src/notify (Slack). Tests pass fakes.
+import type { App, AppStatus, GitSource, ImageSource } from "../app/index.ts";
+
+/** A Kubernetes object as JSON. `metadata.namespace` is absent for cluster-scoped kinds. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+    generation?: number;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    ownerReferences?: unknown[];
+    managedFields?: ManagedFieldsEntry[];
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+}
+
+/** metav1.ManagedFieldsEntry. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  apiVersion?: string;
+  fieldsType?: string;
+  fieldsV1?: Record<string, unknown>;
+  subresource?: string;
+  time?: string;
+}
+
+/** Identity of one object: enough to get, list or delete it. */
+export interface Ref {
+  apiVersion: string;
+  kind: string;
+  namespace?: string | undefined;
+  name: string;
+}
+
+/** API resource found by discovery for a group/version/kind. */
+export interface ResourceInfo {
+  /** Plural resource name, e.g. "deployments". */
+  resource: string;
+  namespaced: boolean;
+}
+
+/** Kubernetes API verbs counted per run (client-go's request metrics use the same names). */
+export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
+export type RequestCounts = Record<Verb, number>;
+
+/** An error from the API server with its HTTP status and Status.reason. */
+export class KubeApiError extends Error {
+  readonly status: number;
+  readonly reason: string;
+  constructor(status: number, reason: string, message: string) {
+    super(message);
+    this.name = "KubeApiError";
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+/** The Kubernetes API as the loop needs it. Every method may throw KubeApiError. */
+export interface KubePort {
+  /** The App, or undefined when it does not exist (404). */
+  getApp(namespace: string, name: string): Promise<App | undefined>;
+  /** Apps in `namespace`, or in all namespaces when undefined. */
+  listApps(namespace?: string): Promise<App[]>;
+  /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
+  setFinalizers(app: App, finalizers: string[]): Promise<App>;
+  /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
+  writeStatus(app: App, status: AppStatus): Promise<App>;
+  /** Removes spec.operation if its id is still `id` (JSON Patch test + remove). */
+  clearOperation(app: App, id: string): Promise<void>;
+  /** Writes spec.operation (used by the HTTP API). */
+  setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
+  /** A Secret's data, base64-decoded, or undefined when absent. */
+  getSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** Discovery: the resource for apiVersion+kind, or undefined when the API server has no such kind. */
+  resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo | undefined>;
+  /** Server-side apply (field manager plumb unless given, force). Returns the object the server stored. */
+  apply(
+    obj: KubeObject,
+    options?: { dryRun?: boolean; fieldManager?: string },
+  ): Promise<KubeObject>;
+  /** The object, or undefined when it does not exist. */
+  get(ref: Ref): Promise<KubeObject | undefined>;
+  /** Objects of one kind matching a label selector, in `namespace` or all namespaces. */
+  list(
+    apiVersion: string,
+    kind: string,
+    labelSelector: string,
+    namespace?: string,
+  ): Promise<KubeObject[]>;
+  /** Deletes with background propagation. "gone" when it was already absent. */
+  delete(ref: Ref): Promise<"deleted" | "gone">;
+  /** Emits a core/v1 Event whose involvedObject is the App. */
+  emitEvent(
+    app: App,
+    event: { type: "Normal" | "Warning"; reason: string; message: string },
+  ): Promise<void>;
+  /**
+   * Takes or renews the coordination.k8s.io/v1 Lease `name` in `namespace` for `holder`.
+   * @returns false when another holder has an unexpired lease.
+   */
+  acquireLease(
+    namespace: string,
+    name: string,
+    holder: string,
+    durationSeconds: number,
+  ): Promise<boolean>;
+  /** Releases the lease if `holder` still holds it. */
+  releaseLease(namespace: string, name: string, holder: string): Promise<void>;
+  /** Requests made so far, by verb. */
+  requestCounts(): RequestCounts;
+}
+
+/** Credentials for a Git server, from the Secret in spec.source.git.secretRef. */
+export interface GitAuth {
+  username?: string;
+  password?: string;
+  token?: string;
+}
+
+/** One manifest file from a source, path relative to the source path. */
+export interface SourceFile {
+  path: string;
+  content: string;
+}
+
+/** Git smart HTTP, as the loop needs it. Errors are thrown as SourceError. */
+export interface GitPort {
+  /** ls-refs: the full commit SHA that `ref` names now. */
+  resolve(source: GitSource, auth: GitAuth | undefined): Promise<string>;
+  /** The files under source.path at `commit` (.yaml, .yml, .json, recursively, sorted by path). */
+  fetch(source: GitSource, commit: string, auth: GitAuth | undefined): Promise<SourceFile[]>;
+}
+
+/** OCI distribution API, as the loop needs it. */
+export interface ImagePort {
+  /** The manifest digest ("sha256:...") that repository:tag names now. */
+  resolve(source: ImageSource, auth: GitAuth | undefined): Promise<string>;
+}
+
+/** A failure to reach or read a source; `transient` ones are retried with backoff. */
+export class SourceError extends Error {
+  readonly transient: boolean;
+  constructor(message: string, transient: boolean) {
+    super(message);
+    this.name = "SourceError";
+    this.transient = transient;
+  }
+}
+
+/** Slack incoming webhook. */
+export interface NotifyPort {
+  /** Posts `payload` (Slack message JSON) to the incoming-webhook URL. */
+  slack(webhookUrl: string, payload: Record<string, unknown>): Promise<void>;
+}
+
+/** Everything a reconcile needs from the outside world. */
+export interface Ports {
+  kube: KubePort;
+  git: GitPort;
+  image?: ImagePort;
+  notify?: NotifyPort;
+  /** Identity written into Leases and Events (e.g. "plumb-worker-<random>"). */
+  holder: string;
+  /** Cluster-wide policy: namespaces an App may deploy to besides its own ("*" for any). */
+  allowedDestinations?: readonly string[];
+  /** Waits `ms` milliseconds (injected so tests need not sleep). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Logger for operators; never given secrets. */
+  log?: (entry: Record<string, unknown>) => void;
+}

@@ -1,0 +1,559 @@
+// reconcileApp: one stateless run for one App (DESIGN.md "The reconcile, step by step").
+// Everything it knows it reads this run, from the cluster and the source; it writes status once.
+import type {
+  App,
+  AppSpec,
+  AppStatus,
+  HealthStatus,
+  ObjectRef,
+  OperationState,
+  ResourceStatus,
+  SyncStatus,
+} from "../app/index.ts";
+import { FINALIZER, formatIssues, validateSpec } from "../app/index.ts";
+import {
+  composeStatus,
+  type Decision,
+  decide,
+  detectDrift,
+  pendingOperation,
+  planPrune,
+  type RunRecord,
+  statusChanged,
+  transitions,
+} from "../plan/index.ts";
+import { describeRef, refKey, refOf } from "../render/index.ts";
+import { announce } from "./announce.ts";
+import { applyStaged, restartWorkloads } from "./apply.ts";
+import { renderRevision, resolveRevision, sourceAuth, sourceFailed } from "./desired.ts";
+import { finalizeApp } from "./finalize.ts";
+import { LeaseBusyError, withLease } from "./lease.ts";
+import { healthOf, listLive, resourceStatus } from "./observe.ts";
+import {
+  type GitAuth,
+  KubeApiError,
+  type KubeObject,
+  type Ports,
+  type RequestCounts,
+} from "./ports.ts";
+
+/** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
+export interface RunResult {
+  app: string;
+  outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed";
+  syncStatus?: SyncStatus;
+  healthStatus?: HealthStatus;
+  revision?: string;
+  error?: string;
+  requests: RequestCounts;
+}
+
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Reconciles App `namespace/name` once. Stateless: safe to run from a webhook, a cron tick and
+ * a queue message at the same time — applies happen under a per-App Lease, and the status
+ * write is conditional on the resourceVersion read at the start (a conflict re-runs).
+ * @param now the run's clock (every time written to status derives from it)
+ * @returns the outcome; `error` names what failed (never a secret). Throws only for
+ *   unexpected API errors reading the App itself.
+ */
+export async function reconcileApp(
+  ref: { namespace: string; name: string },
+  ports: Ports,
+  now: Date,
+): Promise<RunResult> {
+  const before = ports.kube.requestCounts();
+  const id = `${ref.namespace}/${ref.name}`;
+  let result: Omit<RunResult, "requests"> = { app: id, outcome: "Failed", error: "not run" };
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    try {
+      result = await runOnce(ref, ports, now);
+      break;
+    } catch (err) {
+      const retry =
+        err instanceof LeaseBusyError || (err instanceof KubeApiError && err.status === 409);
+      result = {
+        app: id,
+        outcome: "Failed",
+        error: err instanceof Error ? err.message : String(err),
+      };
+      if (!retry) break;
+      ports.log?.({ app: id, msg: "retrying after a concurrent change", attempt });
+    }
+  }
+  const after = ports.kube.requestCounts();
+  const requests = Object.fromEntries(
+    Object.entries(after).map(([verb, n]) => [
+      verb,
+      n - (before[verb as keyof RequestCounts] ?? 0),
+    ]),
+  ) as RequestCounts;
+  return { ...result, requests };
+}
+
+async function runOnce(
+  ref: { namespace: string; name: string },
+  ports: Ports,
+  now: Date,
+): Promise<Omit<RunResult, "requests">> {
+  const id = `${ref.namespace}/${ref.name}`;
+  // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
+  let app = await ports.kube.getApp(ref.namespace, ref.name);
+  if (!app) return { app: id, outcome: "NotFound" };
+  if (app.metadata.deletionTimestamp) return finalizeApp(app, ports, now);
+  const finalizers = app.metadata.finalizers ?? [];
+  if (!finalizers.includes(FINALIZER))
+    app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
+  const prev: AppStatus = app.status ?? {};
+  const run = new Run(app, prev, ports, now);
+
+  // 2. Validate the spec. Invalid: Stalled until the generation changes.
+  const validated = validateSpec(app.spec);
+  if (!validated.ok) {
+    return run.fail("InvalidSpec", formatIssues(validated.issues), { stalled: true });
+  }
+  const spec = validated.value;
+  run.interval = spec.interval;
+
+  // 3. Resolve the source to a revision (ls-refs, or tag → digest).
+  let auth: GitAuth | undefined;
+  let revision: string;
+  try {
+    auth = await sourceAuth(app, spec, ports);
+    revision = await resolveRevision(spec, auth, ports);
+  } catch (err) {
+    const failed = sourceFailed(err);
+    return run.fail("SourceFailed", failed.ok ? "" : failed.message, { stalled: false });
+  }
+  run.record.observedRevision = revision;
+
+  // 3b. Fast path: same revision and spec as last run, nothing pending, not due for a full
+  //     comparison: no fetch, no render; health of the inventory only.
+  if (isSteady(app, spec, prev, revision, now)) return run.observe(spec, undefined, "Synced");
+
+  // 3c. Fetch and render (pure after the fetch). A failed render applies and prunes nothing.
+  const desired = await renderRevision(app, spec, revision, auth, ports);
+  if (!desired.ok) return run.fail(desired.reason, desired.message, { stalled: false });
+  run.record.observedObjectHash = desired.objectHash;
+
+  // 4. Gates: freeze, pending operation, requiresApproval, automated.
+  const decision = decide(spec, prev, { revision, objectHash: desired.objectHash });
+  switch (decision.action) {
+    case "apply": {
+      // 5. Apply (staged) and prune, under the App's Lease.
+      let target = desired;
+      if (decision.revision !== revision) {
+        const other = await renderRevision(app, spec, decision.revision, auth, ports);
+        if (!other.ok) return run.fail(other.reason, other.message, { stalled: false, decision });
+        target = other;
+      }
+      return withLease(app, ports, () => run.apply(spec, target, decision, revision));
+    }
+    case "restart":
+      return withLease(app, ports, () => run.restart(spec, decision));
+    case "hold":
+      return run.hold(spec, desired);
+    case "none":
+      if (decision.operation) run.operationDone(decision.operation, "Failed", decision.reason);
+      return run.observe(spec, desired, undefined, decision);
+  }
+}
+
+/** Nothing to do but look at health: same revision, spec and hash as the last successful run. */
+function isSteady(app: App, spec: AppSpec, prev: AppStatus, revision: string, now: Date): boolean {
+  const next = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
+  return (
+    pendingOperation(spec, prev) === undefined &&
+    !spec.syncPolicy.selfHeal &&
+    !prev.failures &&
+    prev.observedGeneration === app.metadata.generation &&
+    prev.observedRevision === revision &&
+    prev.observedObjectHash !== undefined &&
+    (prev.revision === revision ||
+      spec.freeze ||
+      !spec.syncPolicy.automated ||
+      prev.heldRevision === revision ||
+      prev.rolledBackFrom === revision) &&
+    next > now.getTime()
+  );
+}
+
+/** The state of one run: what the steps recorded, turned into status once at the end. */
+class Run {
+  readonly app: App;
+  readonly prev: AppStatus;
+  readonly ports: Ports;
+  readonly now: Date;
+  interval = "5m";
+  driftCorrected = 0;
+  readonly record: Partial<RunRecord> = {};
+  readonly events: Array<{ type: "Normal" | "Warning"; reason: string; message: string }> = [];
+
+  constructor(app: App, prev: AppStatus, ports: Ports, now: Date) {
+    this.app = app;
+    this.prev = prev;
+    this.ports = ports;
+    this.now = now;
+  }
+
+  get inventory(): ObjectRef[] {
+    return this.prev.inventory ?? [];
+  }
+
+  operationDone(
+    op: {
+      id: string;
+      type: OperationState["type"];
+      revision?: string | undefined;
+      requestedBy?: string | undefined;
+    },
+    phase: "Succeeded" | "Failed",
+    message: string,
+  ): void {
+    const state: OperationState = {
+      id: op.id,
+      type: op.type,
+      phase,
+      message,
+      startedAt: this.now.toISOString(),
+      finishedAt: this.now.toISOString(),
+    };
+    if (op.revision) state.revision = op.revision;
+    if (op.requestedBy) state.requestedBy = op.requestedBy;
+    this.record.operationState = state;
+    this.events.push({
+      type: phase === "Succeeded" ? "Normal" : "Warning",
+      reason: `Operation${phase}`,
+      message: `${op.type}: ${message}`,
+    });
+  }
+
+  /** A failed step: keep inventory and resources, record the failure, write status. */
+  async fail(
+    reason: string,
+    message: string,
+    opts: { stalled: boolean; decision?: Decision },
+  ): Promise<Omit<RunResult, "requests">> {
+    if (opts.decision && "operation" in opts.decision && opts.decision.operation) {
+      this.operationDone(opts.decision.operation, "Failed", message);
+    }
+    this.events.push({ type: "Warning", reason, message });
+    return this.finish({
+      inventory: this.inventory,
+      resources: this.prev.resources ?? [],
+      health: { status: this.prev.healthStatus ?? "Unknown", reason: this.prev.healthReason ?? "" },
+      syncStatus: this.prev.syncStatus ?? "Unknown",
+      failure: { reason, message, stalled: opts.stalled },
+    });
+  }
+
+  /** Apply `target`, prune what the last inventory has and `target` lacks, assess health. */
+  async apply(
+    spec: AppSpec,
+    target: { revision: string; objects: KubeObject[]; objectHash: string },
+    decision: Extract<Decision, { action: "apply" }>,
+    sourceRevision: string,
+  ) {
+    const outcome = await applyStaged(target.objects, this.ports);
+    const prevKeys = new Set(this.inventory.map(refKey));
+    const desiredRefs = target.objects.map(refOf);
+    const inventory: ObjectRef[] = [];
+    const resources: ResourceStatus[] = [];
+    const live = new Map(outcome.applied);
+
+    // Prune: only after this render applied; failed deletes stay in the inventory.
+    const candidates = this.inventory.filter(
+      (r) => !desiredRefs.some((d) => refKey(d) === refKey(r)),
+    );
+    const pruned: string[] = [];
+    const leftovers: ObjectRef[] = [];
+    const pruneErrors: string[] = [];
+    if (candidates.length > 0) {
+      const liveCandidates = await listLive(candidates, this.appRef, this.ports);
+      if (spec.syncPolicy.prune) {
+        const others = await this.claimedByOthers();
+        const plan = planPrune({
+          inventory: candidates,
+          desired: desiredRefs,
+          live: liveCandidates,
+          claimedByOthers: others,
+          app: this.appRef,
+        });
+        for (const ref of plan.delete) {
+          try {
+            await this.ports.kube.delete(ref);
+            pruned.push(describeRef(ref));
+            resources.push(resourceStatus(ref, "Pruned", undefined));
+          } catch (err) {
+            const msg = err instanceof Error ? err.message : String(err);
+            pruneErrors.push(`${describeRef(ref)}: ${msg}`);
+            leftovers.push(ref);
+            resources.push(resourceStatus(ref, "PruneFailed", undefined, msg));
+          }
+        }
+        for (const skip of plan.skip) {
+          resources.push(resourceStatus(skip.ref, "PruneSkipped", undefined, skip.reason));
+          if (skip.keep) leftovers.push(skip.ref);
+        }
+      } else {
+        for (const ref of candidates) {
+          if (!liveCandidates.has(refKey(ref))) continue;
+          leftovers.push(ref);
+          resources.push(
+            resourceStatus(ref, "OutOfSync", undefined, "not in the source; prune is off"),
+          );
+        }
+      }
+    }
+
+    const health = healthOf(desiredRefs, live, this.now);
+    const failures: string[] = [];
+    for (const ref of desiredRefs) {
+      const key = refKey(ref);
+      const err = outcome.failed.get(key);
+      if (err === undefined) {
+        inventory.push(ref);
+        resources.push(resourceStatus(ref, "Synced", health.byKey.get(key)));
+      } else {
+        if (prevKeys.has(key)) inventory.push(ref);
+        failures.push(`${describeRef(ref)}: ${err}`);
+        resources.push(resourceStatus(ref, "Failed", { status: "Missing" }, err));
+      }
+    }
+    inventory.push(...leftovers);
+
+    const failed = failures.length > 0 || pruneErrors.length > 0;
+    if (outcome.applied.size > 0) {
+      this.events.push({
+        type: "Normal",
+        reason: "Applied",
+        message: `applied revision ${target.revision}: ${outcome.applied.size} object(s)`,
+      });
+    }
+    if (pruned.length > 0)
+      this.events.push({
+        type: "Normal",
+        reason: "Pruned",
+        message: `pruned ${pruned.join(", ")}`,
+      });
+    if (decision.operation) {
+      this.operationDone(
+        decision.operation,
+        failed ? "Failed" : "Succeeded",
+        failed ? [...failures, ...pruneErrors].join("; ") : `applied ${target.revision}`,
+      );
+    }
+    this.record.applied = { revision: target.revision, objectHash: target.objectHash };
+    if (decision.reason === "Rollback")
+      this.record.rolledBackFrom = target.revision === sourceRevision ? null : sourceRevision;
+    else this.record.rolledBackFrom = null;
+    if (outcome.applied.size === 0 && failures.length > 0) delete this.record.applied;
+    const record: Omit<RunRecord, "now" | "generation" | "interval"> = {
+      inventory: dedupeRefs(inventory),
+      resources: sortResources(resources),
+      health: { status: health.status, reason: health.reason },
+      syncStatus: !failed && target.revision === sourceRevision ? "Synced" : "OutOfSync",
+    };
+    if (failures.length > 0) {
+      record.failure = { reason: "ApplyFailed", message: failures.join("; "), stalled: false };
+    } else if (pruneErrors.length > 0) {
+      record.failure = { reason: "PruneFailed", message: pruneErrors.join("; "), stalled: false };
+    }
+    return this.finish(record);
+  }
+
+  /** Restart operation: annotate the pod templates, then observe. */
+  async restart(spec: AppSpec, decision: Extract<Decision, { action: "restart" }>) {
+    const { restarted, failed } = await restartWorkloads(this.inventory, this.ports, this.now);
+    const message =
+      failed.size > 0
+        ? [...failed.values()].join("; ")
+        : `restarted ${restarted.map(describeRef).join(", ") || "nothing"}`;
+    this.operationDone(decision.operation, failed.size > 0 ? "Failed" : "Succeeded", message);
+    return this.observe(spec, undefined, this.prev.syncStatus ?? "Unknown");
+  }
+
+  /** requiresApproval: stage the revision as Held, with a preview of what would change. */
+  async hold(
+    spec: AppSpec,
+    desired: { revision: string; objects: KubeObject[]; objectHash: string },
+  ) {
+    this.record.held = { revision: desired.revision, objectHash: desired.objectHash };
+    this.events.push({
+      type: "Normal",
+      reason: "Held",
+      message: `revision ${desired.revision} is waiting for approval`,
+    });
+    return this.observe(spec, desired, "Held");
+  }
+
+  /**
+   * Health (and, with the desired set at hand, drift and the change preview) without applying.
+   * `syncStatus` undefined: Synced when the desired set equals what was applied and nothing drifted.
+   */
+  async observe(
+    spec: AppSpec,
+    desired: { revision: string; objects: KubeObject[]; objectHash: string } | undefined,
+    syncStatus?: SyncStatus,
+    decision?: Decision,
+  ) {
+    const desiredRefs = desired?.objects.map(refOf) ?? [];
+    const refs = dedupeRefs([...this.inventory, ...desiredRefs]);
+    const live = await listLive(refs, this.appRef, this.ports);
+    const health = healthOf(this.inventory, live, this.now);
+    const resources: ResourceStatus[] = [];
+    const drift: NonNullable<RunRecord["drift"]> = [];
+    const inventoryKeys = new Set(this.inventory.map(refKey));
+    const desiredByKey = new Map((desired?.objects ?? []).map((o) => [refKey(refOf(o)), o]));
+    const held = syncStatus === "Held";
+    for (const ref of refs) {
+      const key = refKey(ref);
+      const want = desiredByKey.get(key);
+      const have = live.get(key);
+      if (!desired) {
+        const previous = this.prev.resources?.find((r) => refKey(r) === key);
+        resources.push(resourceStatus(ref, previous?.status ?? "Synced", health.byKey.get(key)));
+        continue;
+      }
+      if (!want) {
+        resources.push(
+          resourceStatus(
+            ref,
+            "OutOfSync",
+            health.byKey.get(key),
+            held ? "will be pruned" : "not in the source",
+          ),
+        );
+        continue;
+      }
+      if (!have) {
+        resources.push(
+          resourceStatus(
+            ref,
+            "OutOfSync",
+            { status: "Missing" },
+            held || !inventoryKeys.has(key) ? "will be created" : "missing",
+          ),
+        );
+        continue;
+      }
+      const fields = detectDrift(want, have);
+      if (fields.length > 0 && !held) drift.push({ ...ref, fields });
+      const message =
+        fields.length > 0
+          ? `${held ? "will change" : "drifted"}: ${fields.map((f) => f.path).join(", ")}`
+          : undefined;
+      resources.push(
+        resourceStatus(
+          ref,
+          fields.length > 0 ? "OutOfSync" : "Synced",
+          health.byKey.get(key),
+          message,
+        ),
+      );
+    }
+
+    // 7. Drift: correct it when selfHeal (re-apply the drifted objects under the Lease).
+    if (
+      desired &&
+      drift.length > 0 &&
+      spec.syncPolicy.selfHeal &&
+      spec.syncPolicy.automated &&
+      !spec.freeze &&
+      decision?.action === "none" &&
+      !decision.operation
+    ) {
+      const objs = drift.map((d) => desiredByKey.get(refKey(d))!).filter(Boolean);
+      const outcome = await withLease(this.app, this.ports, () => applyStaged(objs, this.ports));
+      this.driftCorrected = outcome.applied.size;
+      this.events.push({
+        type: "Normal",
+        reason: "DriftCorrected",
+        message: `re-applied ${drift.map((d) => describeRef(d)).join(", ")}`,
+      });
+      for (const r of resources)
+        if (outcome.applied.has(refKey(r))) {
+          r.status = "Synced";
+          delete r.message;
+        }
+      drift.length = 0;
+    }
+
+    let sync = syncStatus;
+    if (sync === undefined) {
+      const differs = desired
+        ? this.prev.revision !== desired.revision || this.prev.objectHash !== desired.objectHash
+        : false;
+      sync = differs || drift.length > 0 ? "OutOfSync" : "Synced";
+    }
+    return this.finish({
+      inventory: this.inventory,
+      resources: sortResources(resources),
+      health: { status: health.status, reason: health.reason },
+      syncStatus: sync,
+      drift,
+    });
+  }
+
+  get appRef() {
+    return { namespace: this.app.metadata.namespace, name: this.app.metadata.name };
+  }
+
+  /** refKeys in the inventories of every other App (one list of all Apps). */
+  async claimedByOthers(): Promise<Set<string>> {
+    const apps = await this.ports.kube.listApps();
+    const keys = new Set<string>();
+    for (const other of apps) {
+      if (
+        other.metadata.uid === this.app.metadata.uid &&
+        other.metadata.name === this.app.metadata.name
+      )
+        continue;
+      for (const ref of other.status?.inventory ?? []) keys.add(refKey(ref));
+    }
+    return keys;
+  }
+
+  /** 8–9. Write status once (if it changed), emit Events, notify transitions. */
+  async finish(
+    part: Omit<RunRecord, "now" | "generation" | "interval">,
+  ): Promise<Omit<RunResult, "requests">> {
+    const record: RunRecord = {
+      ...this.record,
+      ...part,
+      now: this.now,
+      generation: this.app.metadata.generation,
+      interval: this.interval,
+    };
+    const status = composeStatus(this.prev, record);
+    if (statusChanged(this.prev, status, this.now)) {
+      await this.ports.kube.writeStatus(this.app, status);
+      for (const event of this.events) {
+        await this.ports.kube
+          .emitEvent(this.app, event)
+          .catch((err) => this.ports.log?.({ msg: "event failed", error: String(err) }));
+      }
+      await announce(this.app, transitions(this.prev, status, this.driftCorrected), this.ports);
+    }
+    const out: Omit<RunResult, "requests"> = {
+      app: `${this.app.metadata.namespace}/${this.app.metadata.name}`,
+      outcome: record.failure ? "Failed" : "Reconciled",
+    };
+    if (status.syncStatus) out.syncStatus = status.syncStatus;
+    if (status.healthStatus) out.healthStatus = status.healthStatus;
+    if (status.revision) out.revision = status.revision;
+    if (record.failure) out.error = `${record.failure.reason}: ${record.failure.message}`;
+    return out;
+  }
+}
+
+function dedupeRefs(refs: readonly ObjectRef[]): ObjectRef[] {
+  const seen = new Map<string, ObjectRef>();
+  for (const r of refs) if (!seen.has(refKey(r))) seen.set(refKey(r), r);
+  return [...seen.values()];
+}
+
+function sortResources(resources: ResourceStatus[]): ResourceStatus[] {
+  return resources.sort((a, b) => (refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0));
+}

@@ -1,0 +1,44 @@
+// Scheduled runs: list the Apps, pick the due ones, reconcile them.
+import { isDue } from "../plan/index.ts";
+import type { Ports } from "./ports.ts";
+import { type RunResult, reconcileApp } from "./reconcile.ts";
+
+/** The Apps due at `now` (never reconciled, generation changed, or nextReconcileAt ≤ now). */
+export async function dueApps(ports: Ports, now: Date, namespace?: string): Promise<Array<{ namespace: string; name: string }>> {
+  const apps = await ports.kube.listApps(namespace);
+  return apps.filter((a) => isDue(a, now)).map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+}
+
+/**
+ * Reconciles `refs` with at most `concurrency` runs at once (default 4), calling `onResult`
+ * as each finishes. Each run gets its own `now()` reading and, when `ports` is a factory,
+ * its own ports (so its request counts are its own).
+ */
+export async function reconcileMany(
+  refs: ReadonlyArray<{ namespace: string; name: string }>,
+  ports: Ports | (() => Ports),
+  now: () => Date,
+  onResult: (r: RunResult) => void,
+  concurrency = 4,
+): Promise<RunResult[]> {
+  const results: RunResult[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < refs.length) {
+      const ref = refs[next++]!;
+      // A port per run keeps each App's request counts its own.
+      const r = await reconcileApp(ref, typeof ports === "function" ? ports() : ports, now()).catch(
+        (err): RunResult => ({
+          app: `${ref.namespace}/${ref.name}`,
+          outcome: "Failed",
+          error: err instanceof Error ? err.message : String(err),
+          requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },
+        }),
+      );
+      results.push(r);
+      onResult(r);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, refs.length) }, worker));
+  return results;
+}

@@ -1,0 +1,83 @@
+// Manifest parsing: YAML/JSON files from a source to plain objects, with file and line for errors.
+import { LineCounter, parseAllDocuments } from "yaml";
+import type { Issue } from "../app/index.ts";
+import type { KubeObject, SourceFile } from "../reconcile/ports.ts";
+
+/** An object parsed from a file, with where it came from (for error messages). */
+export interface ParsedObject {
+  object: KubeObject;
+  /** "path/to/file.yaml:12" (1-based line of the document's start). */
+  origin: string;
+}
+
+export type ParseResult = { ok: true; objects: ParsedObject[] } | { ok: false; issues: Issue[] };
+
+/**
+ * Parses every document of every file. Multi-document YAML, `---` with trailing spaces,
+ * empty and comment-only documents (skipped), anchors and merge keys (`<<`) resolved;
+ * JSON files are YAML 1.2 too. A `v1/List` is expanded into its items.
+ * Any document that fails to parse, or is not an object with apiVersion, kind and
+ * metadata.name, fails the whole result (all issues listed, `path` = "file:line"), so
+ * that a broken commit never renders a partial set (and so never prunes).
+ */
+export function parseManifests(files: readonly SourceFile[]): ParseResult {
+  const objects: ParsedObject[] = [];
+  const issues: Issue[] = [];
+  for (const file of files) {
+    const lines = new LineCounter();
+    const docs = parseAllDocuments(file.content, {
+      lineCounter: lines,
+      merge: true,
+      uniqueKeys: true,
+    });
+    const list = Array.isArray(docs) ? docs : [docs];
+    for (const doc of list) {
+      const at = (offset: number) => `${file.path}:${lines.linePos(offset).line}`;
+      if (doc.errors.length > 0) {
+        for (const e of doc.errors)
+          issues.push({ path: at(e.pos[0]), message: firstLine(e.message) });
+        continue;
+      }
+      const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+      if (value === null || value === undefined) continue;
+      const origin = at(doc.contents?.range?.[0] ?? doc.range[0]);
+      for (const item of expandList(value)) {
+        const problem = checkShape(item);
+        if (problem) issues.push({ path: origin, message: problem });
+        else objects.push({ object: item as KubeObject, origin });
+      }
+    }
+  }
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, objects };
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0] ?? message;
+}
+
+function expandList(value: unknown): unknown[] {
+  if (isRecord(value) && value["apiVersion"] === "v1" && typeof value["kind"] === "string") {
+    if (value["kind"].endsWith("List") && Array.isArray(value["items"])) return value["items"];
+  }
+  return [value];
+}
+
+function checkShape(value: unknown): string | undefined {
+  if (!isRecord(value)) return "document is not a mapping (expected a Kubernetes object)";
+  if (typeof value["apiVersion"] !== "string" || value["apiVersion"] === "")
+    return "apiVersion is missing";
+  if (typeof value["kind"] !== "string" || value["kind"] === "") return "kind is missing";
+  const meta = value["metadata"];
+  if (!isRecord(meta) || typeof meta["name"] !== "string" || meta["name"] === "") {
+    return `${value["kind"]}: metadata.name is missing (generateName is not supported)`;
+  }
+  if (meta["namespace"] !== undefined && typeof meta["namespace"] !== "string") {
+    return `${value["kind"]} ${meta["name"]}: metadata.namespace must be a string`;
+  }
+  return undefined;
+}
+
+/** True for a plain object (not an array, not null). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

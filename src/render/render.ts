@@ -1,0 +1,165 @@
+// Render: parsed objects to the desired set — namespaces defaulted and checked, tracking labels
+// stamped, order stable. Pure: scope (namespaced or not) comes from discovery, passed in.
+import type { Issue } from "../app/index.ts";
+import { trackingLabels } from "../app/index.ts";
+import type { KubeObject } from "../reconcile/ports.ts";
+import { isRecord, type ParsedObject } from "./manifests.ts";
+import { gvkKey, refKey, refOf } from "./refs.ts";
+
+export interface RenderContext {
+  appNamespace: string;
+  appName: string;
+  /** spec.destination.namespace, or the App's namespace. */
+  destinationNamespace: string;
+  /** Namespaces Apps may deploy to besides their own ("*" = any); cluster-wide setting. */
+  allowedNamespaces: readonly string[];
+  /** gvkKey → namespaced? from discovery; absent = kind unknown to the API server. */
+  scopes: ReadonlyMap<string, boolean>;
+}
+
+export type RenderResult = { ok: true; objects: KubeObject[] } | { ok: false; issues: Issue[] };
+
+/** Kinds applied first, in this order (Helm's InstallOrder, abridged); the rest follow by name. */
+const KIND_ORDER = [
+  "Namespace",
+  "CustomResourceDefinition",
+  "NetworkPolicy",
+  "ResourceQuota",
+  "LimitRange",
+  "PodSecurityPolicy",
+  "PodDisruptionBudget",
+  "ServiceAccount",
+  "Secret",
+  "ConfigMap",
+  "StorageClass",
+  "PersistentVolume",
+  "PersistentVolumeClaim",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "Role",
+  "RoleBinding",
+  "Service",
+  "DaemonSet",
+  "Pod",
+  "ReplicaSet",
+  "Deployment",
+  "HorizontalPodAutoscaler",
+  "StatefulSet",
+  "Job",
+  "CronJob",
+  "Ingress",
+];
+
+/** May an App in `appNamespace` deploy into `namespace`? Default: only its own namespace. */
+export function namespaceAllowed(ctx: RenderContext, namespace: string): boolean {
+  return (
+    namespace === ctx.appNamespace ||
+    ctx.allowedNamespaces.includes("*") ||
+    ctx.allowedNamespaces.includes(namespace)
+  );
+}
+
+/**
+ * Renders parsed objects into the desired set.
+ * - Namespaced objects without a namespace get the destination namespace; an object aimed at
+ *   another namespace is refused, as is a destination the App may not use (default policy:
+ *   the App's own namespace; `allowedNamespaces` widens it), and a Namespace object other than
+ *   the destination.
+ * - Kinds the API server does not know yet are taken as namespaced unless a CRD in the same
+ *   set declares them Cluster-scoped; their apply fails per object later.
+ * - Duplicate objects (same group, kind, namespace, name) are refused.
+ * - Tracking labels are stamped; order is KIND_ORDER, then by namespace and name.
+ * @returns the objects, or every issue found (`path` is "file:line").
+ */
+export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContext): RenderResult {
+  const issues: Issue[] = [];
+  if (!namespaceAllowed(ctx, ctx.destinationNamespace)) {
+    issues.push({
+      path: "spec.destination.namespace",
+      message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}"`,
+    });
+    return { ok: false, issues };
+  }
+  const scopes = new Map(ctx.scopes);
+  for (const { object } of parsed) addCrdScopes(object, scopes);
+
+  const seen = new Map<string, string>();
+  const out: KubeObject[] = [];
+  for (const { object, origin } of parsed) {
+    const obj = structuredClone(object);
+    const label = `${obj.kind} ${obj.metadata.name}`;
+    const namespaced = scopes.get(gvkKey(obj.apiVersion, obj.kind)) ?? true;
+    if (namespaced) {
+      const ns = obj.metadata.namespace ?? ctx.destinationNamespace;
+      if (ns !== ctx.destinationNamespace) {
+        issues.push({
+          path: origin,
+          message: `${label}: namespace "${ns}" differs from the App's destination "${ctx.destinationNamespace}"`,
+        });
+        continue;
+      }
+      obj.metadata.namespace = ns;
+    } else {
+      delete obj.metadata.namespace;
+      if (
+        obj.kind === "Namespace" &&
+        obj.apiVersion === "v1" &&
+        !namespaceAllowed(ctx, obj.metadata.name)
+      ) {
+        issues.push({ path: origin, message: `${label}: namespace is not allowed for this App` });
+        continue;
+      }
+    }
+    const key = refKey(refOf(obj));
+    const first = seen.get(key);
+    if (first !== undefined) {
+      issues.push({ path: origin, message: `${label}: duplicate of the object at ${first}` });
+      continue;
+    }
+    seen.set(key, origin);
+    obj.metadata.labels = {
+      ...(isRecord(obj.metadata.labels) ? obj.metadata.labels : {}),
+      ...trackingLabels(ctx.appNamespace, ctx.appName),
+    };
+    out.push(obj);
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, objects: sortObjects(out) };
+}
+
+function addCrdScopes(obj: KubeObject, scopes: Map<string, boolean>): void {
+  if (obj.kind !== "CustomResourceDefinition" || !isRecord(obj["spec"])) return;
+  const spec = obj["spec"];
+  const names = isRecord(spec["names"]) ? spec["names"] : {};
+  if (typeof spec["group"] !== "string" || typeof names["kind"] !== "string") return;
+  const versions = Array.isArray(spec["versions"]) ? spec["versions"] : [];
+  for (const v of versions) {
+    if (isRecord(v) && typeof v["name"] === "string") {
+      scopes.set(
+        gvkKey(`${spec["group"]}/${v["name"]}`, names["kind"]),
+        spec["scope"] !== "Cluster",
+      );
+    }
+  }
+}
+
+/** Stable order: KIND_ORDER rank, then kind, namespace, name. */
+export function sortObjects<
+  T extends { kind: string; metadata: { name: string; namespace?: string } },
+>(objects: readonly T[]): T[] {
+  const rank = (k: string) => {
+    const i = KIND_ORDER.indexOf(k);
+    return i === -1 ? KIND_ORDER.length : i;
+  };
+  return [...objects].sort(
+    (a, b) =>
+      rank(a.kind) - rank(b.kind) ||
+      cmp(a.kind, b.kind) ||
+      cmp(a.metadata.namespace ?? "", b.metadata.namespace ?? "") ||
+      cmp(a.metadata.name, b.metadata.name),
+  );
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,347 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  fixtureFiles,
+  type GitServer,
+  REAL_FIXTURES,
+  startGitServer,
+  type TestRepo,
+} from "../../test/support/git-server.ts";
+import type { GitSource } from "../app/index.ts";
+import { SourceError } from "../reconcile/ports.ts";
+import { createGitPort } from "./git.ts";
+
+const port = createGitPort({ timeoutMs: 10_000 });
+const src = (url: string, ref = "HEAD", path = "."): GitSource => ({ url, ref, path });
+
+/** The SourceError `promise` rejects with (fails the test when it resolves or throws another). */
+async function failure(promise: Promise<unknown>): Promise<SourceError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(SourceError);
+  return err as SourceError;
+}
+
+let server: GitServer;
+beforeAll(async () => {
+  server = await startGitServer();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe("resolve", () => {
+  let repo: TestRepo;
+  let first: string;
+  let tip: string;
+  let dev: string;
+  beforeAll(async () => {
+    repo = await server.createRepo("refs", { "a.yaml": "a: 1\n" });
+    first = await repo.head();
+    await repo.tag("v1");
+    await repo.tag("v1-annotated", true);
+    tip = await repo.commit({ "b.yaml": "b: 1\n" });
+    await repo.git("checkout", "--quiet", "-b", "dev");
+    await repo.git("commit", "--quiet", "--allow-empty", "-m", "dev");
+    await repo.git("push", "--quiet", "origin", "dev");
+    dev = await repo.git("rev-parse", "HEAD");
+    // A tag named like a branch: the branch wins.
+    await repo.git("tag", "dev", first);
+    await repo.git("push", "--quiet", "origin", "refs/tags/dev");
+  });
+
+  it("resolves HEAD to the default branch's tip", async () => {
+    expect(await port.resolve(src(repo.url), undefined)).toBe(tip);
+  });
+
+  it("resolves a short branch name and a full one", async () => {
+    expect(await port.resolve(src(repo.url, "main"), undefined)).toBe(tip);
+    expect(await port.resolve(src(repo.url, "dev"), undefined)).toBe(dev);
+    expect(await port.resolve(src(repo.url, "refs/heads/dev"), undefined)).toBe(dev);
+  });
+
+  it("resolves lightweight and annotated tags to commits", async () => {
+    expect(await port.resolve(src(repo.url, "v1"), undefined)).toBe(first);
+    expect(await port.resolve(src(repo.url, "v1-annotated"), undefined)).toBe(first);
+    expect(await port.resolve(src(repo.url, "refs/tags/v1-annotated"), undefined)).toBe(first);
+    expect(await port.resolve(src(repo.url, "refs/tags/dev"), undefined)).toBe(first);
+  });
+
+  it("returns a full SHA as is, lower-cased, without a request", async () => {
+    const before = server.requests.length;
+    expect(await port.resolve(src(repo.url, first.toUpperCase()), undefined)).toBe(first);
+    expect(server.requests.length).toBe(before);
+  });
+
+  it("rejects an unknown ref permanently", async () => {
+    const err = await failure(port.resolve(src(repo.url, "nope"), undefined));
+    expect(err.message).toBe(`ref "nope" not found in ${repo.url}`);
+    expect(err.transient).toBe(false);
+    const short = await failure(port.resolve(src(repo.url, first.slice(0, 7)), undefined));
+    expect(short.message).toContain("abbreviated commit SHAs are not supported");
+  });
+
+  it("resolves against a protocol v1 server too", async () => {
+    const old = await startGitServer({ v1Only: true });
+    try {
+      const r = await old.createRepo("v1", { "a.yaml": "a: 1\n" });
+      await r.tag("t", true);
+      const sha = await r.head();
+      expect(await port.resolve(src(r.url), undefined)).toBe(sha);
+      expect(await port.resolve(src(r.url, "t"), undefined)).toBe(sha);
+      expect(await port.fetch(src(r.url, "t"), sha, undefined)).toHaveLength(1);
+    } finally {
+      await old.stop();
+    }
+  });
+
+  it("rejects a non-http URL permanently", async () => {
+    const err = await failure(port.resolve(src("ftp://u:pw@host/x.git"), undefined));
+    expect(err.message).toBe("repository URL ftp://host/x.git is not http(s)");
+    expect(err.transient).toBe(false);
+  });
+
+  it("reports a missing repository permanently", async () => {
+    const err = await failure(port.resolve(src(`${server.url}/missing.git`), undefined));
+    expect(err.transient).toBe(false);
+  });
+});
+
+describe("fetch", () => {
+  it("returns the guestbook fixture sorted by path", async () => {
+    const files = fixtureFiles(join(REAL_FIXTURES, "guestbook"));
+    const repo = await server.createRepo("guestbook", files);
+    const sha = await port.resolve(src(repo.url), undefined);
+    const got = await port.fetch(src(repo.url), sha, undefined);
+    expect(got.map((f) => f.path)).toEqual([
+      "guestbook-ui-deployment.yaml",
+      "guestbook-ui-svc.yaml",
+    ]);
+    for (const f of got) expect(f.content).toBe(files[f.path]);
+  });
+
+  it("scopes to the path, recursively, manifests only, in byte order", async () => {
+    const repo = await server.createRepo("scoped", {
+      "README.md": "# hi\n",
+      "other/x.yaml": "x: 1\n",
+      "apps/web/z.yaml": "z: 1\n",
+      "apps/web/B.yml": "b: 1\n",
+      "apps/web/a.json": "{}\n",
+      "apps/web/notes.txt": "no\n",
+      "apps/web/nested/deep/c.yaml": "c: 1\n",
+      "apps/web/nested/x.yaml.bak": "no\n",
+      "apps/web-two/y.yaml": "y: 1\n",
+    });
+    const sha = await repo.head();
+    const expected = ["B.yml", "a.json", "nested/deep/c.yaml", "z.yaml"];
+    for (const path of ["apps/web", "./apps/web/", "/apps//web"]) {
+      const got = await port.fetch(src(repo.url, "HEAD", path), sha, undefined);
+      expect(got.map((f) => f.path)).toEqual(expected);
+    }
+    const all = await port.fetch(src(repo.url), sha, undefined);
+    expect(all.map((f) => f.path)).toEqual([
+      "apps/web-two/y.yaml",
+      "apps/web/B.yml",
+      "apps/web/a.json",
+      "apps/web/nested/deep/c.yaml",
+      "apps/web/z.yaml",
+      "other/x.yaml",
+    ]);
+  });
+
+  it("skips symlinks and submodules", async () => {
+    const repo = await server.createRepo("links", { "m/a.yaml": "a: 1\n", "outside.yaml": "o\n" });
+    const { symlinkSync } = await import("node:fs");
+    symlinkSync("../outside.yaml", join(repo.workDir, "m/link.yaml"));
+    symlinkSync("..", join(repo.workDir, "m/up"));
+    const head = await repo.head();
+    await repo.git("add", "--all");
+    await repo.git("update-index", "--add", "--cacheinfo", `160000,${head},m/sub`);
+    await repo.git("commit", "--quiet", "-m", "links");
+    await repo.git("push", "--quiet", "origin", "HEAD:refs/heads/main");
+    const sha = await repo.head();
+    expect(await repo.git("ls-tree", "-r", "HEAD", "m")).toMatch(/^120000 .*m\/link\.yaml$/m);
+    expect(await repo.git("ls-tree", "-r", "HEAD", "m")).toMatch(/^160000 .*m\/sub$/m);
+    const got = await port.fetch(src(repo.url, "main", "m"), sha, undefined);
+    expect(got.map((f) => f.path)).toEqual(["a.yaml"]);
+  });
+
+  it("refuses Kustomize and Helm directories, also nested ones", async () => {
+    const repo = await server.createRepo("kustomize", {
+      "k/kustomization.yaml": "resources: [a.yaml]\n",
+      "k/a.yaml": "a: 1\n",
+      "n/a.yaml": "a: 1\n",
+      "n/base/Kustomization": "resources: []\n",
+      "h/Chart.yaml": "name: c\n",
+    });
+    const sha = await repo.head();
+    const k = await failure(port.fetch(src(repo.url, "HEAD", "k"), sha, undefined));
+    expect(k.message).toBe(
+      'kustomization.yaml found in "k": Kustomize and Helm are not supported; plumb applies plain manifests',
+    );
+    expect(k.transient).toBe(false);
+    const n = await failure(port.fetch(src(repo.url, "HEAD", "n"), sha, undefined));
+    expect(n.message).toMatch(/^base\/Kustomization found in "n"/);
+    const h = await failure(port.fetch(src(repo.url, "HEAD", "h"), sha, undefined));
+    expect(h.message).toMatch(/^Chart.yaml found in "h"/);
+  });
+
+  it("reports a missing path, or a path that is a file, permanently", async () => {
+    const repo = await server.createRepo("paths", { "a/b.yaml": "b: 1\n" });
+    const sha = await repo.head();
+    const missing = await failure(port.fetch(src(repo.url, "HEAD", "a/nope"), sha, undefined));
+    expect(missing.message).toBe(`path "a/nope" not found at ${sha}`);
+    expect(missing.transient).toBe(false);
+    const file = await failure(port.fetch(src(repo.url, "HEAD", "a/b.yaml"), sha, undefined));
+    expect(file.message).toBe(`path "a/b.yaml" is not a directory at ${sha}`);
+  });
+
+  it("follows new commits; an older resolved commit still fetches its own content", async () => {
+    const repo = await server.createRepo("moving", { "cm.yaml": "v: 1\n" });
+    const old = await port.resolve(src(repo.url, "main"), undefined);
+    const next = await repo.commit({ "cm.yaml": "v: 2\n", "new.yaml": "n: 1\n" });
+    expect(await port.resolve(src(repo.url, "main"), undefined)).toBe(next);
+    const now = await port.fetch(src(repo.url, "main"), next, undefined);
+    expect(now).toEqual([
+      { path: "cm.yaml", content: "v: 2\n" },
+      { path: "new.yaml", content: "n: 1\n" },
+    ]);
+    // The branch moved after `old` was resolved: fetch still returns `old`'s files.
+    const before = await port.fetch(src(repo.url, "main"), old, undefined);
+    expect(before).toEqual([{ path: "cm.yaml", content: "v: 1\n" }]);
+  });
+
+  it("works the same on a server that allows any SHA in want", async () => {
+    const repo = await server.createRepo(
+      "lenient",
+      { "a.yaml": "v: 1\n" },
+      { allowSha1InWant: true },
+    );
+    const old = await repo.head();
+    await repo.commit({ "a.yaml": "v: 2\n" });
+    expect(await port.fetch(src(repo.url), old, undefined)).toEqual([
+      { path: "a.yaml", content: "v: 1\n" },
+    ]);
+  });
+
+  it("fails transiently when the commit was force-pushed away, permanently for a pinned SHA", async () => {
+    const repo = await server.createRepo("forced", { "a.yaml": "v: 1\n" });
+    const gone = await repo.commit({ "a.yaml": "v: 2\n" });
+    await repo.git("reset", "--quiet", "--hard", "HEAD~1");
+    await repo.git("push", "--quiet", "--force", "origin", "HEAD:refs/heads/main");
+    const moved = await failure(port.fetch(src(repo.url, "main"), gone, undefined));
+    expect(moved.transient).toBe(true);
+    expect(moved.message).toContain("no longer reachable");
+    const pinned = await failure(port.fetch(src(repo.url, gone), gone, undefined));
+    expect(pinned.transient).toBe(false);
+    expect(pinned.message).toBe(`commit ${gone} not found in ${repo.url}`);
+  });
+
+  it("enforces the file, byte and download limits", async () => {
+    const repo = await server.createRepo("big", {
+      "a.yaml": "a: 1\n",
+      "b.yaml": "b: 1\n",
+      "c.yaml": "x".repeat(2000),
+    });
+    const sha = await repo.head();
+    const files = await failure(
+      createGitPort({ maxFiles: 2 }).fetch(src(repo.url), sha, undefined),
+    );
+    expect(files.message).toContain("more than 2 manifest files");
+    const bytes = await failure(
+      createGitPort({ maxBytes: 1000 }).fetch(src(repo.url), sha, undefined),
+    );
+    expect(bytes.message).toContain("exceed 1000 bytes");
+    const dl = createGitPort({ maxDownloadBytes: 300 });
+    const download = await failure(dl.fetch(src(repo.url), sha, undefined));
+    expect(download.message).toContain("more than 300 bytes");
+    expect(download.transient).toBe(false);
+  });
+});
+
+describe("podinfo fixture", () => {
+  it("fetches every manifest of podinfo-webapp", async () => {
+    const files = fixtureFiles(join(REAL_FIXTURES, "podinfo-webapp"));
+    const repo = await server.createRepo("podinfo", files);
+    const sha = await port.resolve(src(repo.url), undefined);
+    const got = await port.fetch(src(repo.url), sha, undefined);
+    expect(got.map((f) => f.path)).toEqual(Object.keys(files).sort());
+    expect(got.map((f) => f.path)).toContain("backend/deployment.yaml");
+  });
+});
+
+describe("authentication and failures", () => {
+  let auth: GitServer;
+  let repo: TestRepo;
+  beforeAll(async () => {
+    auth = await startGitServer();
+    repo = await auth.createRepo("private", { "a.yaml": "a: 1\n" });
+  });
+  afterAll(async () => {
+    await auth.stop();
+  });
+
+  it("fails permanently without or with wrong credentials, without leaking them", async () => {
+    auth.setAuth("x-access-token", "t0ken-secret");
+    const none = await failure(port.resolve(src(repo.url), undefined));
+    expect(none.message).toBe(`authentication failed for ${repo.url} (HTTP 401)`);
+    expect(none.transient).toBe(false);
+    const wrong = await failure(port.resolve(src(repo.url), { token: "wr0ng-secret" }));
+    expect(wrong.message).toContain("authentication failed");
+    expect(wrong.message).not.toContain("wr0ng-secret");
+  });
+
+  it("uses a token as x-access-token basic auth for resolve and fetch", async () => {
+    auth.setAuth("x-access-token", "t0ken-secret");
+    const sha = await port.resolve(src(repo.url), { token: "t0ken-secret" });
+    expect(sha).toBe(await repo.head());
+    const files = await port.fetch(src(repo.url), sha, { token: "t0ken-secret" });
+    expect(files).toEqual([{ path: "a.yaml", content: "a: 1\n" }]);
+  });
+
+  it("uses username and password, or userinfo in the URL", async () => {
+    auth.setAuth("alice", "pa55-secret");
+    const creds = { username: "alice", password: "pa55-secret" };
+    const sha = await port.resolve(src(repo.url), creds);
+    expect(await port.fetch(src(repo.url), sha, creds)).toHaveLength(1);
+    const withUserinfo = repo.url.replace("http://", "http://alice:pa55-secret@");
+    expect(await port.resolve(src(withUserinfo), undefined)).toBe(sha);
+    const bad = await failure(
+      port.resolve(src(repo.url.replace("http://", "http://alice:n0pe-secret@")), undefined),
+    );
+    expect(bad.message).toBe(`authentication failed for ${repo.url} (HTTP 401)`);
+    auth.setAuth(undefined);
+  });
+
+  it("fails transiently on 5xx", async () => {
+    auth.setFault({ status: 503 });
+    const err = await failure(port.resolve(src(repo.url), undefined));
+    auth.setFault(undefined);
+    expect(err.transient).toBe(true);
+    expect(err.message).toBe(`Git server ${repo.url} answered HTTP 503`);
+  });
+
+  it("times out transiently", async () => {
+    auth.setFault("hang");
+    const quick = createGitPort({ timeoutMs: 200 });
+    const err = await failure(quick.resolve(src(repo.url), undefined));
+    auth.setFault(undefined);
+    expect(err.transient).toBe(true);
+    expect(err.message).toBe(`timed out after 200 ms reading ${repo.url}`);
+  });
+
+  it("fails transiently on an unreachable server and never shows the password", async () => {
+    const closed = await startGitServer();
+    const url = `${closed.url.replace("http://", "http://bob:hunter2-secret@")}/x.git`;
+    await closed.stop();
+    const err = await failure(port.resolve(src(url), { password: "other-secret", username: "u" }));
+    expect(err.transient).toBe(true);
+    expect(err.message).toContain(`could not read from ${closed.url}/x.git`);
+    expect(err.message).not.toMatch(/hunter2|other-secret|bob/);
+    const viaFetch = await failure(port.fetch(src(url), "a".repeat(40), undefined));
+    expect(viaFetch.transient).toBe(true);
+    expect(viaFetch.message).not.toContain("hunter2");
+  });
+});

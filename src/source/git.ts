@@ -1,0 +1,184 @@
+// GitPort over Git smart HTTP with isomorphic-git and an in-memory file system.
+// Runs in Node and in Cloudflare workerd (nodejs_compat): no node:fs, no isomorphic-git/http/node.
+import { Buffer } from "node:buffer";
+import type { HttpClient } from "isomorphic-git";
+import git from "isomorphic-git";
+import webHttp from "isomorphic-git/http/web";
+import { createFsFromVolume, Volume } from "memfs";
+import type { GitSource } from "../app/index.ts";
+import type { GitAuth, GitPort, SourceFile } from "../reconcile/ports.ts";
+import { SourceError } from "../reconcile/ports.ts";
+import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
+import { collectManifests } from "./tree.ts";
+
+// isomorphic-git uses the Buffer global; workerd only has it with nodejs_compat_v2.
+const globals = globalThis as { Buffer?: unknown };
+globals.Buffer ??= Buffer;
+
+const SHA = /^[0-9a-f]{40}$/i;
+const MiB = 1024 * 1024;
+
+export interface GitPortOptions {
+  /** HTTP client (default isomorphic-git/http/web, i.e. global fetch). */
+  http?: HttpClient;
+  /** Deadline for one resolve() or fetch() call, all requests included, ms (default 30 000). */
+  timeoutMs?: number;
+  /** Cap on the summed size of the manifests fetch() returns, bytes (default 20 MiB). */
+  maxBytes?: number;
+  /** Cap on the number of manifests fetch() returns (default 5 000). */
+  maxFiles?: number;
+  /**
+   * Cap on bytes downloaded by one call (ref advertisement + pack), bytes (default 64 MiB).
+   * isomorphic-git buffers the whole pack in memory and keeps a copy in the in-memory fs, so
+   * peak memory is a few times this (see the measurements in the report).
+   */
+  maxDownloadBytes?: number;
+}
+
+/**
+ * A GitPort speaking Git smart HTTP (protocol v2 ls-refs for resolve, v1 upload-pack for fetch).
+ *
+ * resolve(source, auth) → 40-hex commit SHA:
+ * - "HEAD": the commit of the remote's HEAD (its default branch);
+ * - a short name "x": refs/heads/x, else refs/tags/x (branches win, as in Argo CD);
+ * - a full name "refs/...": exactly that ref;
+ * - 40 hex digits: returned lower-cased without contacting the server.
+ * Annotated tags resolve to the commit they point at (the peeled ^{} value).
+ *
+ * fetch(source, commit, auth) → manifests under source.path at `commit`: a shallow (depth 1)
+ * fetch that *wants the commit by SHA*, into a fresh in-memory repository, then a tree walk
+ * (no checkout). Smart HTTP servers accept any commit reachable from a ref (git http-backend
+ * in stateless mode checks reachability; GitHub and GitLab allow reachable SHAs), so when the
+ * branch moves between resolve() and fetch() the files are still those of `commit`. A commit
+ * that is no longer reachable (force-push) fails transiently; a pinned SHA that the server does
+ * not have fails permanently. See collectManifests for scoping, refusals and limits.
+ *
+ * Credentials: auth.token → basic auth (auth.username or "x-access-token", token);
+ * auth.username/password → basic auth; else userinfo in the URL. Sent with every request,
+ * never put in messages. Errors are SourceError: 401/403 "authentication failed for <url>",
+ * unknown ref, missing path, limits (not transient); network failures, timeouts, 408/429/5xx
+ * (transient).
+ */
+export function createGitPort(options: GitPortOptions = {}): GitPort {
+  const http = options.http ?? webHttp;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxDownload = options.maxDownloadBytes ?? 64 * MiB;
+  const maxBytes = options.maxBytes ?? 20 * MiB;
+  const maxFiles = options.maxFiles ?? 5_000;
+
+  /** Runs `fn` with a guarded client under the deadline; maps every failure to SourceError. */
+  async function call<T>(
+    source: GitSource,
+    auth: GitAuth | undefined,
+    fn: (remote: Remote, client: HttpClient) => Promise<T>,
+  ): Promise<T> {
+    const remote = remoteFor(source.url, auth);
+    const controller = new AbortController();
+    const guard: Guard = { signal: controller.signal, bytes: 0, overLimit: false };
+    const client = guardHttp(http, guard, maxDownload);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(new SourceError(`timed out after ${timeoutMs} ms reading ${remote.display}`, true));
+      }, timeoutMs);
+    });
+    try {
+      return await Promise.race([fn(remote, client), deadline]);
+    } catch (err) {
+      if (guard.overLimit) {
+        throw new SourceError(
+          `${remote.display} sent more than ${maxDownload} bytes; the repository is too large to fetch`,
+          false,
+        );
+      }
+      throw toSourceError(err, remote);
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+  }
+
+  return {
+    async resolve(source, auth) {
+      const ref = source.ref;
+      if (SHA.test(ref)) return ref.toLowerCase();
+      const names =
+        ref === "HEAD" || ref.startsWith("refs/")
+          ? [ref]
+          : [`refs/heads/${ref}`, `refs/tags/${ref}`];
+      return call(source, auth, async (remote, client) => {
+        for (const name of names) {
+          const refs = await git.listServerRefs({
+            http: client,
+            url: remote.url,
+            headers: { ...remote.headers },
+            protocolVersion: 2,
+            prefix: name,
+            symrefs: true,
+            peelTags: true,
+          });
+          const hit = refs.find((r) => r.ref === name);
+          if (hit) return hit.peeled ?? hit.oid;
+        }
+        throw new SourceError(`ref "${ref}" not found in ${remote.display}${hint(ref)}`, false);
+      });
+    },
+
+    async fetch(source, commit, auth): Promise<SourceFile[]> {
+      if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
+      const oid = commit.toLowerCase();
+      const pinned = source.ref.toLowerCase() === oid;
+      return call(source, auth, async (remote, client) => {
+        const fs = createFsFromVolume(new Volume());
+        const gitdir = "/repo.git";
+        const cache = {};
+        await git.init({ fs, gitdir, bare: true });
+        await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
+        await git.fetch({
+          fs,
+          http: client,
+          gitdir,
+          url: remote.url,
+          ref: oid,
+          singleBranch: true,
+          depth: 1,
+          tags: false,
+          headers: { ...remote.headers },
+          cache,
+        });
+        try {
+          await git.readCommit({ fs, gitdir, cache, oid });
+        } catch (err) {
+          const code = (err as { code?: unknown }).code;
+          if (code === "ObjectTypeError") {
+            throw new SourceError(`${oid} in ${remote.display} is not a commit`, false);
+          }
+          throw pinned
+            ? new SourceError(`commit ${oid} not found in ${remote.display}`, false)
+            : new SourceError(
+                `commit ${oid} is no longer reachable from any ref in ${remote.display} (force-pushed?); will resolve again`,
+                true,
+              );
+        }
+        return collectManifests({
+          fs,
+          gitdir,
+          cache,
+          commit: oid,
+          path: source.path,
+          maxBytes,
+          maxFiles,
+        });
+      });
+    },
+  };
+}
+
+function hint(ref: string): string {
+  if (ref === "HEAD") return " (the repository is empty or its HEAD names a missing branch)";
+  if (/^[0-9a-f]{4,39}$/i.test(ref)) {
+    return " (abbreviated commit SHAs are not supported; give all 40 hex digits)";
+  }
+  return "";
+}

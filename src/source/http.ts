@@ -1,0 +1,148 @@
+// HTTP plumbing for the Git port: credentials, a guarded HttpClient (deadline + download cap),
+// credential-free URLs for messages, and the mapping of failures to SourceError.
+// Runs in Node and in Cloudflare workerd: Web APIs only (fetch, URL, btoa, AbortController).
+import type { HttpClient } from "isomorphic-git";
+import type { GitAuth } from "../reconcile/ports.ts";
+import { SourceError } from "../reconcile/ports.ts";
+
+/** Username sent with a bare token (GitHub's convention; GitLab and Gitea accept any name). */
+export const TOKEN_USERNAME = "x-access-token";
+
+/** A repository URL split for use: `url` has no userinfo; `display` is safe to put in messages. */
+export interface Remote {
+  url: string;
+  display: string;
+  /** Headers to send with every request (Authorization when there are credentials). */
+  headers: Record<string, string>;
+  /** Credential strings to scrub from any text that reaches a message. */
+  secrets: string[];
+}
+
+/**
+ * Splits `rawUrl` into a credential-free URL and request headers. Credentials come from `auth`
+ * (token → basic auth as `auth.username ?? "x-access-token"`:token; else username:password),
+ * falling back to userinfo in the URL. Throws SourceError (not transient) for a malformed or
+ * non-http(s) URL.
+ */
+export function remoteFor(rawUrl: string, auth: GitAuth | undefined): Remote {
+  let parsed: URL;
+  try {
+    parsed = new URL(rawUrl);
+  } catch {
+    throw new SourceError(`invalid repository URL ${stripUserinfo(rawUrl)}`, false);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new SourceError(`repository URL ${stripUserinfo(rawUrl)} is not http(s)`, false);
+  }
+  const urlUser = decodeURIComponent(parsed.username);
+  const urlPass = decodeURIComponent(parsed.password);
+  const secrets = [urlPass, parsed.password, auth?.password ?? "", auth?.token ?? ""].filter(
+    (s) => s.length > 0,
+  );
+  parsed.username = "";
+  parsed.password = "";
+  const url = parsed.href.replace(/\/+$/, "");
+  const headers: Record<string, string> = {};
+  let user: string | undefined;
+  let pass: string | undefined;
+  if (auth?.token) [user, pass] = [auth.username || TOKEN_USERNAME, auth.token];
+  else if (auth?.username || auth?.password)
+    [user, pass] = [auth.username ?? "", auth.password ?? ""];
+  else if (urlUser || urlPass) [user, pass] = [urlUser, urlPass];
+  if (user !== undefined) headers["Authorization"] = `Basic ${base64(`${user}:${pass ?? ""}`)}`;
+  return { url, display: url, headers, secrets };
+}
+
+/** `text` with any URL userinfo ("https://user:pass@") removed. */
+export function stripUserinfo(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, "$1");
+}
+
+/** `text` without URL userinfo and with every one of `secrets` replaced by "***". */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = stripUserinfo(text);
+  for (const secret of secrets) out = out.split(secret).join("***");
+  return out;
+}
+
+function base64(text: string): string {
+  let binary = "";
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** What a guarded client saw: whether it hit the deadline or the download cap. */
+export interface Guard {
+  signal: AbortSignal;
+  bytes: number;
+  overLimit: boolean;
+}
+
+/**
+ * Wraps `inner` so every request carries `guard.signal` and every response body counts toward
+ * `maxBytes` (bytes over all requests of one call); past the cap the body throws and
+ * `guard.overLimit` is set.
+ */
+export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): HttpClient {
+  return {
+    async request(req) {
+      const res = await inner.request({ ...req, signal: guard.signal });
+      const body = res.body;
+      if (body === undefined) return res;
+      async function* counted(): AsyncGenerator<Uint8Array> {
+        for await (const chunk of body as AsyncIterable<Uint8Array>) {
+          guard.bytes += chunk.byteLength;
+          if (guard.bytes > maxBytes) {
+            guard.overLimit = true;
+            throw new Error("download limit exceeded");
+          }
+          yield chunk;
+        }
+      }
+      return { ...res, body: counted() };
+    },
+  };
+}
+
+/**
+ * Maps anything thrown while talking to `remote` to a SourceError whose message holds no
+ * credentials. SourceErrors pass through. 401/403 → "authentication failed" and 404 → "not
+ * found" (not transient); 408, 429, 5xx, network failures and unknown errors are transient.
+ */
+export function toSourceError(err: unknown, remote: Remote): SourceError {
+  if (err instanceof SourceError) return err;
+  const where = remote.display;
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; cause?: unknown; data?: unknown };
+  const code = typeof e.code === "string" ? e.code : "";
+  if (code === "HttpError") {
+    const status = Number((e.data as { statusCode?: unknown } | undefined)?.statusCode);
+    if (status === 401 || status === 403) {
+      return new SourceError(`authentication failed for ${where} (HTTP ${status})`, false);
+    }
+    if (status === 404) return new SourceError(`repository not found: ${where} (HTTP 404)`, false);
+    const transient = status === 408 || status === 429 || status >= 500;
+    return new SourceError(`Git server ${where} answered HTTP ${status}`, transient);
+  }
+  if (code === "SmartHttpError") {
+    return new SourceError(`${where} is not a Git smart HTTP server`, false);
+  }
+  if (code === "UrlParseError" || code === "UnknownTransportError") {
+    return new SourceError(`invalid repository URL ${where}`, false);
+  }
+  return new SourceError(
+    `could not read from ${where}: ${scrub(describe(err), remote.secrets)}`,
+    true,
+  );
+}
+
+/** "message (cause: CODE message)" for an Error, including fetch's nested causes. */
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const parts = [err.message];
+  if (cause && typeof cause === "object") {
+    const detail = [cause.code, cause.message].filter((x) => typeof x === "string").join(" ");
+    if (detail) parts.push(`(${detail})`);
+  }
+  return parts.join(" ");
+}
