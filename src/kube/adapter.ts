@@ -150,7 +150,10 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
         name: obj.metadata.name,
         ...(obj.metadata.namespace ? { namespace: obj.metadata.namespace } : {}),
       });
-      const query: Record<string, string> = { fieldManager: opts.fieldManager ?? FIELD_MANAGER, force: "true" };
+      const query: Record<string, string> = {
+        fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+        force: "true",
+      };
       if (opts.dryRun) query["dryRun"] = "All";
       return (await ok("patch", "PATCH", path, {
         body: obj,

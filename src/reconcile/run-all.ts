@@ -4,9 +4,15 @@ import type { Ports } from "./ports.ts";
 import { type RunResult, reconcileApp } from "./reconcile.ts";
 
 /** The Apps due at `now` (never reconciled, generation changed, or nextReconcileAt ≤ now). */
-export async function dueApps(ports: Ports, now: Date, namespace?: string): Promise<Array<{ namespace: string; name: string }>> {
+export async function dueApps(
+  ports: Ports,
+  now: Date,
+  namespace?: string,
+): Promise<Array<{ namespace: string; name: string }>> {
   const apps = await ports.kube.listApps(namespace);
-  return apps.filter((a) => isDue(a, now)).map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+  return apps
+    .filter((a) => isDue(a, now))
+    .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
 }
 
 /**

@@ -1,0 +1,27 @@
+// Node composition: ports from a kubeconfig, the Git adapter and Slack.
+import { hostname } from "node:os";
+import {
+  configurationFromKubeConfig,
+  createKubePort,
+  transportFromConfiguration,
+} from "../src/kube/index.ts";
+import { createSlackNotifier } from "../src/notify/index.ts";
+import type { Ports } from "../src/reconcile/index.ts";
+import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { createGitPort } from "../src/source/git.ts";
+
+/** A factory of Ports (a fresh KubePort each call, so request counts are per run). */
+export function nodePorts(kubeconfig: string | undefined, config: RuntimeConfig): () => Ports {
+  const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+  const git = createGitPort();
+  const notify = createSlackNotifier();
+  const holder = `plumb-${hostname()}-${process.pid}`;
+  return () => ({
+    kube: createKubePort(transport),
+    git,
+    notify,
+    holder,
+    allowedDestinations: config.allowedDestinations,
+    log: (entry) => console.error(JSON.stringify(entry)),
+  });
+}

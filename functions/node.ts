@@ -1,0 +1,63 @@
+// Node server: the Hono app on @hono/node-server; triggers reconcile in this process.
+import { serve as honoServe } from "@hono/node-server";
+import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { reconcileMany } from "../src/reconcile/index.ts";
+import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { nodePorts } from "./node-ports.ts";
+
+/**
+ * Serves the HTTP API on 127.0.0.1:`port` (PLUMB_HOST to change) until the process ends.
+ * Triggered reconciles run in the background of this process, one at a time per App.
+ * @throws Error naming a missing or bad environment variable at start-up
+ */
+export async function serve(
+  port: number,
+  kubeconfig: string | undefined,
+  config: RuntimeConfig,
+): Promise<void> {
+  const httpConfig = parseHttpConfig(process.env);
+  const ports = nodePorts(kubeconfig, config);
+  const running = new Set<string>();
+  const again = new Set<string>();
+  const log = (entry: Record<string, unknown>) => console.error(JSON.stringify(entry));
+  const reconcile = async (key: { namespace: string; name: string }): Promise<void> => {
+    const id = `${key.namespace}/${key.name}`;
+    if (running.has(id)) {
+      again.add(id);
+      return;
+    }
+    running.add(id);
+    try {
+      do {
+        again.delete(id);
+        await reconcileMany(
+          [key],
+          ports,
+          () => new Date(),
+          (r) => console.log(JSON.stringify(r)),
+          1,
+        );
+      } while (again.has(id));
+    } finally {
+      running.delete(id);
+    }
+  };
+  const app = createHttpApp({
+    kube: ports().kube,
+    config: httpConfig,
+    now: () => new Date(),
+    log,
+    async trigger(apps, reason) {
+      log({ msg: "trigger", reason, apps: apps.map((a) => `${a.namespace}/${a.name}`) });
+      for (const a of apps)
+        void reconcile(a).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
+    },
+  });
+  const hostname = process.env["PLUMB_HOST"] ?? "127.0.0.1";
+  await new Promise<void>((resolve) => {
+    honoServe({ fetch: app.fetch, port, hostname }, (info) => {
+      log({ msg: "listening", address: `http://${hostname}:${info.port}` });
+      resolve();
+    });
+  });
+}

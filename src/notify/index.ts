@@ -1,0 +1,2 @@
+// Notifications: Slack.
+export * from "./slack.ts";

@@ -1,0 +1,160 @@
+import { describe, expect, it } from "vitest";
+import type { GitPort, Ports, SourceFile } from "../../src/reconcile/index.ts";
+import { reconcileApp } from "../../src/reconcile/index.ts";
+import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
+
+const DEPLOY = (image: string) => `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: "${image}"}]}
+`;
+const SVC = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n";
+
+function fakeGit(commits: Map<string, SourceFile[]>, head: { sha: string }): GitPort {
+  return {
+    async resolve() {
+      return head.sha;
+    },
+    async fetch(_s, commit) {
+      const files = commits.get(commit);
+      if (!files) throw new Error(`no commit ${commit}`);
+      return files;
+    },
+  };
+}
+
+function setup() {
+  const kube = createFakeKube();
+  const commits = new Map<string, SourceFile[]>([
+    [
+      "a".repeat(40),
+      [
+        { path: "deploy.yaml", content: DEPLOY("nginx:1") },
+        { path: "svc.yaml", content: SVC },
+      ],
+    ],
+    ["b".repeat(40), [{ path: "deploy.yaml", content: DEPLOY("nginx:2") }]],
+    ["c".repeat(40), [{ path: "deploy.yaml", content: "kind: [unclosed\n" }]],
+  ]);
+  const head = { sha: "a".repeat(40) };
+  const ports: Ports = { kube, git: fakeGit(commits, head), holder: "test", sleep: async () => {} };
+  addApp(kube, "team-a", "web", { source: { git: { url: "https://git.example/org/repo.git" } } });
+  return { kube, head, ports };
+}
+
+const status = (kube: FakeKube) => kube.apps.get("team-a/web")!.status!;
+const t0 = new Date("2026-11-29T12:00:00Z");
+const later = (s: number) => new Date(t0.getTime() + s * 1000);
+
+describe("reconcileApp decisions (fake API server)", () => {
+  it("applies the render, records inventory and revision, then a steady run writes nothing", async () => {
+    const { kube, ports } = setup();
+    const first = await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    expect(first).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      revision: "a".repeat(40),
+    });
+    expect(status(kube).inventory?.map((r) => `${r.kind}/${r.namespace}/${r.name}`)).toEqual([
+      "Service/team-a/web",
+      "Deployment/team-a/web",
+    ]);
+    expect(kube.objects.get("apps/Deployment/team-a/web")?.metadata.labels).toMatchObject({
+      "plumb.dev/app": "web",
+      "plumb.dev/app-namespace": "team-a",
+      "app.kubernetes.io/managed-by": "plumb",
+    });
+    const second = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(10));
+    expect(second.requests).toEqual({ get: 1, list: 2, create: 0, update: 0, patch: 0, delete: 0 });
+  });
+
+  it("prunes what the new commit no longer renders and keeps the old revision for rollback", async () => {
+    const { kube, head, ports } = setup();
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    head.sha = "b".repeat(40);
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(60));
+    expect(r.revision).toBe("b".repeat(40));
+    expect(kube.objects.has("/Service/team-a/web")).toBe(false);
+    expect(status(kube).previousRevisions?.[0]?.revision).toBe("a".repeat(40));
+    expect(kube.events.map((e) => e.reason)).toContain("Pruned");
+  });
+
+  it("a broken commit fails the render with file and line, prunes nothing and keeps the inventory", async () => {
+    const { kube, head, ports } = setup();
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    head.sha = "c".repeat(40);
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(60));
+    expect(r.outcome).toBe("Failed");
+    expect(r.error).toMatch(/^RenderFailed: deploy\.yaml:2: Flow sequence/);
+    expect(kube.objects.has("/Service/team-a/web")).toBe(true);
+    expect(status(kube).inventory).toHaveLength(2);
+    expect(status(kube).revision).toBe("a".repeat(40));
+    const ready = status(kube).conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "RenderFailed" });
+  });
+
+  it("an invalid spec is Stalled with the field path", async () => {
+    const { kube, ports } = setup();
+    addApp(kube, "team-a", "web", { source: { git: { url: "ftp://x" } }, interval: "soon" });
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    expect(r.outcome).toBe("Failed");
+    const stalled = status(kube).conditions?.find((c) => c.type === "Stalled");
+    expect(stalled?.status).toBe("True");
+    expect(stalled?.message).toContain("spec.source.git.url");
+    expect(stalled?.message).toContain("spec.interval");
+  });
+
+  it("requiresApproval holds a new revision; Approve applies exactly that one", async () => {
+    const { kube, head, ports } = setup();
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    const app = kube.apps.get("team-a/web")!;
+    (app.spec as Record<string, unknown>)["syncPolicy"] = { requiresApproval: true };
+    app.metadata.generation = 2;
+    head.sha = "b".repeat(40);
+    const held = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(60));
+    expect(held.syncStatus).toBe("Held");
+    expect(status(kube).heldRevision).toBe("b".repeat(40));
+    expect(kube.objects.get("apps/Deployment/team-a/web")?.["spec"]).toMatchObject({
+      template: { spec: { containers: [{ image: "nginx:1" }] } },
+    });
+    (app.spec as Record<string, unknown>)["operation"] = {
+      id: "op-1",
+      type: "Approve",
+      revision: "b".repeat(40),
+    };
+    const approved = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(120));
+    expect(approved).toMatchObject({ syncStatus: "Synced", revision: "b".repeat(40) });
+    expect(status(kube).operationState).toMatchObject({ id: "op-1", phase: "Succeeded" });
+    expect(status(kube).heldRevision).toBeUndefined();
+  });
+
+  it("a custom resource whose kind is not served fails alone; the rest apply", async () => {
+    const { kube, ports, head } = setup();
+    kube.unknownKinds.add("Widget");
+    head.sha = "d".repeat(40);
+    const git = ports.git as GitPort;
+    const orig = git.fetch;
+    git.fetch = async (s, c, a) =>
+      c === "d".repeat(40)
+        ? [
+            {
+              path: "w.yaml",
+              content: "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+            },
+            { path: "svc.yaml", content: SVC },
+          ]
+        : orig(s, c, a);
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    expect(r.outcome).toBe("Failed");
+    expect(r.error).toContain("Widget team-a/w");
+    expect(kube.objects.has("/Service/team-a/web")).toBe(true);
+    expect(status(kube).resources?.find((x) => x.kind === "Widget")).toMatchObject({
+      status: "Failed",
+    });
+  });
+});
