@@ -22,6 +22,8 @@ export interface KubeRequest {
   query?: Record<string, string>;
   body?: unknown;
   contentType?: string;
+  /** Accept header; application/json unless given (e.g. the Table form kubectl asks for). */
+  accept?: string;
 }
 
 /** One request to the API server. `path` starts with "/api" or "/apis". Never throws on HTTP status. */
@@ -38,7 +40,7 @@ export type KubeTransport = (
 export function transportFromConfiguration(config: Configuration): KubeTransport {
   return async (method, path, request = {}) => {
     const ctx = config.baseServer.makeRequestContext(path, method as HttpMethod);
-    ctx.setHeaderParam("Accept", "application/json");
+    ctx.setHeaderParam("Accept", request.accept ?? "application/json");
     for (const [k, v] of Object.entries(request.query ?? {})) ctx.setQueryParam(k, v);
     if (request.body !== undefined) {
       ctx.setHeaderParam("Content-Type", request.contentType ?? "application/json");

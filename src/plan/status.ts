@@ -168,7 +168,11 @@ function readyMessage(run: RunRecord): string {
 
 function dedupe<T extends { revision: string }>(items: T[]): T[] {
   const seen = new Set<string>();
-  return items.filter((i) => (seen.has(i.revision) ? false : (seen.add(i.revision), true)));
+  return items.filter((i) => {
+    if (seen.has(i.revision)) return false;
+    seen.add(i.revision);
+    return true;
+  });
 }
 
 /**

@@ -45,6 +45,8 @@ export interface RunResult {
   healthStatus?: HealthStatus;
   revision?: string;
   error?: string;
+  /** True when the run ended before it could record its outcome in status (retry it). */
+  retryable?: boolean;
   requests: RequestCounts;
 }
 

@@ -1,0 +1,130 @@
+// Cloudflare Worker: fetch (the Hono app), scheduled (cron: enqueue due Apps), queue (one
+// message = one App reconcile). Configuration comes from bindings, validated per isolate.
+import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import {
+  configurationFromToken,
+  createKubePort,
+  transportFromConfiguration,
+} from "../src/kube/index.ts";
+import { createSlackNotifier } from "../src/notify/index.ts";
+import { dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
+import { parseRuntimeConfig } from "../src/runtime/config.ts";
+import { createGitPort } from "../src/source/git.ts";
+
+/** A queue message: one App to reconcile. */
+export interface ReconcileMessage {
+  namespace: string;
+  name: string;
+  reason: string;
+}
+
+interface QueueBinding {
+  sendBatch(messages: Array<{ body: ReconcileMessage }>): Promise<void>;
+}
+
+export interface Env {
+  /** API server URL with a publicly trusted certificate (Workers VPC or a tunnel hostname). */
+  KUBE_API_URL: string;
+  /** ServiceAccount token of plumb's identity (secret). */
+  KUBE_TOKEN: string;
+  RECONCILE_QUEUE?: QueueBinding;
+  [key: string]: unknown;
+}
+
+interface Ctx {
+  waitUntil(p: Promise<unknown>): void;
+}
+
+/** Apps a webhook reconciles at once in waitUntil; the rest go to the queue. */
+const INLINE_RECONCILES = 3;
+/** Queue sendBatch limit (Cloudflare Queues: 100 messages per batch). */
+const BATCH = 100;
+
+function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
+  const v = env[name];
+  if (typeof v !== "string" || v === "") throw new Error(`${name}: required binding is missing`);
+  return v;
+}
+
+function portsFor(env: Env): Ports {
+  const config = parseRuntimeConfig(env);
+  const transport = transportFromConfiguration(
+    configurationFromToken(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
+  );
+  return {
+    kube: createKubePort(transport),
+    git: createGitPort(),
+    notify: createSlackNotifier(),
+    holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
+    allowedDestinations: config.allowedDestinations,
+    log: (entry) => console.log(JSON.stringify(entry)),
+  };
+}
+
+async function enqueue(
+  env: Env,
+  refs: ReadonlyArray<{ namespace: string; name: string }>,
+  reason: string,
+): Promise<void> {
+  const queue = env.RECONCILE_QUEUE;
+  if (!queue) throw new Error("RECONCILE_QUEUE binding is missing");
+  for (let i = 0; i < refs.length; i += BATCH) {
+    await queue.sendBatch(
+      refs
+        .slice(i, i + BATCH)
+        .map((r) => ({ body: { namespace: r.namespace, name: r.name, reason } })),
+    );
+  }
+}
+
+async function reconcileLogged(env: Env, ref: { namespace: string; name: string }) {
+  const result = await reconcileApp(ref, portsFor(env), new Date());
+  console.log(JSON.stringify(result));
+  return result;
+}
+
+export default {
+  async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
+    let app: ReturnType<typeof createHttpApp>;
+    try {
+      const ports = portsFor(env);
+      app = createHttpApp({
+        kube: ports.kube,
+        config: parseHttpConfig(env),
+        now: () => new Date(),
+        log: (entry) => console.log(JSON.stringify(entry)),
+        async trigger(apps, reason) {
+          // Webhook latency: reconcile the first few now (after the response), queue the rest.
+          const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
+          for (const a of inline) ctx.waitUntil(reconcileLogged(env, a));
+          if (apps.length > inline.length) await enqueue(env, apps.slice(inline.length), reason);
+        },
+      });
+    } catch (err) {
+      return Response.json(
+        { message: `configuration error: ${err instanceof Error ? err.message : String(err)}` },
+        { status: 500 },
+      );
+    }
+    return app.fetch(request);
+  },
+
+  async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
+    const ports = portsFor(env);
+    const due = await dueApps(ports, new Date());
+    console.log(JSON.stringify({ msg: "cron", due: due.length }));
+    if (env.RECONCILE_QUEUE) await enqueue(env, due, "schedule");
+    else for (const ref of due) ctx.waitUntil(reconcileLogged(env, ref));
+  },
+
+  async queue(
+    batch: { messages: Array<{ body: ReconcileMessage; ack(): void; retry(): void }> },
+    env: Env,
+  ): Promise<void> {
+    for (const msg of batch.messages) {
+      const result = await reconcileLogged(env, msg.body).catch(() => undefined);
+      if (!result || result.retryable) msg.retry();
+      else msg.ack();
+    }
+  },
+};

@@ -1,0 +1,333 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane for plumb's e2e tests:
+# etcd + kube-apiserver + kube-controller-manager (upstream code, built from
+# Go modules into test/cluster/bin/plumb-cluster) and kubelet-sim, a fake
+# node that schedules pods and marks them Running/Ready. Loopback only.
+#
+#   test/cluster/cluster.sh build          build (or refresh) the binary
+#   test/cluster/cluster.sh start DIR      start a cluster whose state lives in DIR
+#   test/cluster/cluster.sh stop DIR       stop it (idempotent)
+#   test/cluster/cluster.sh status DIR     exit 0 if its processes run and it is ready
+#
+# After start: DIR/kubeconfig (admin, client cert), DIR/kubeconfig-token
+# (admin, bearer token), DIR/token, DIR/ca.crt, DIR/env (shell-sourceable:
+# PLUMB_CLUSTER_SERVER, KUBECONFIG, ...), logs DIR/*.log, pids DIR/*.pid.
+# Starting again on an existing DIR keeps its certificates and etcd data;
+# remove DIR for a fresh cluster. See README.md for the env knobs.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BIN="${PLUMB_CLUSTER_BIN:-$HERE/bin/plumb-cluster}"
+NODE_NAME="${PLUMB_CLUSTER_NODE_NAME:-plumb-node}"
+SERVICE_CIDR="${PLUMB_CLUSTER_SERVICE_CIDR:-10.96.0.0/16}"
+FIRST_SERVICE_IP="${PLUMB_CLUSTER_FIRST_SERVICE_IP:-10.96.0.1}"
+START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-180}"
+COMPONENTS=(kubelet-sim kube-controller-manager kube-apiserver etcd) # stop order
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+log() { echo "cluster.sh: $*" >&2; }
+
+usage() {
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
+  exit 2
+}
+
+# --- build -------------------------------------------------------------------
+
+needs_build() {
+  [[ -x "$BIN" ]] || return 0
+  [[ -n "$(find "$HERE/go.mod" "$HERE/go.sum" "$HERE/cmd" -newer "$BIN" \
+            \( -name '*.go' -o -name go.mod -o -name go.sum \) -print -quit 2>/dev/null)" ]]
+}
+
+build() {
+  command -v go >/dev/null 2>&1 || die "go not found in PATH (need Go >= 1.25)"
+  mkdir -p "$(dirname "$BIN")"
+  local lock="$(dirname "$BIN")/.build.lock"
+  exec 9>"$lock"
+  if command -v flock >/dev/null 2>&1; then flock 9; fi
+  if [[ "${1:-}" != force ]] && ! needs_build; then exec 9>&-; return 0; fi
+  log "building $BIN (first build downloads modules and compiles Kubernetes: several minutes)"
+  local t0=$SECONDS tmp="$BIN.tmp.$$"
+  if ! (cd "$HERE" && go build -trimpath -ldflags='-s -w' -o "$tmp" ./cmd/plumb-cluster); then
+    rm -f "$tmp"; exec 9>&-
+    die "go build failed"
+  fi
+  mv -f "$tmp" "$BIN"
+  exec 9>&-
+  log "built in $((SECONDS - t0))s"
+}
+
+# --- helpers -----------------------------------------------------------------
+
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+
+# pid_of DIR NAME: print the pid if that component of DIR's cluster is alive.
+pid_of() {
+  local dir="$1" name="$2" pidfile="$1/$2.pid" pid
+  [[ -f "$pidfile" ]] || return 1
+  pid="$(cat "$pidfile" 2>/dev/null)" || return 1
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  [[ -r "/proc/$pid/cmdline" ]] || return 1
+  # Guard against pid reuse: the process must be ours and about this DIR.
+  local cmd; cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+  [[ "$cmd" == *"$name"* && "$cmd" == *"$dir/"* ]] || return 1
+  echo "$pid"
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+b64() { base64 | tr -d '\n'; }
+
+gen_certs() {
+  local d="$1/pki"
+  command -v openssl >/dev/null 2>&1 || die "openssl not found: apt-get install openssl"
+  mkdir -p "$d"
+  [[ -f "$d/done" ]] && return 0
+  log "generating certificates in $d"
+  (
+    cd "$d"
+    umask 077
+    key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+    key ca.key
+    openssl req -x509 -new -key ca.key -sha256 -days 3650 -subj "/CN=plumb-cluster-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+      -out ca.crt 2>/dev/null
+    # sign NAME SUBJECT EXTENSIONS
+    sign() {
+      key "$1.key"
+      openssl req -new -key "$1.key" -subj "$2" -out "$1.csr" 2>/dev/null
+      printf '%s\n' "$3" >"$1.ext"
+      openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 3650 -sha256 \
+        -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+      rm -f "$1.csr" "$1.ext"
+    }
+    sign apiserver "/CN=kube-apiserver" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=serverAuth
+subjectAltName=IP:127.0.0.1,DNS:localhost,IP:$FIRST_SERVICE_IP,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+    sign admin "/O=system:masters/CN=plumb-admin" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+    sign controller-manager "/CN=system:kube-controller-manager" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+    sign kubelet-sim "/O=system:masters/CN=plumb-kubelet-sim" "basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature,keyEncipherment
+extendedKeyUsage=clientAuth"
+    key sa.key
+    openssl pkey -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl rand -hex 32 >admin.token
+    printf '%s,plumb-admin-token,plumb-admin-token,"system:masters"\n' "$(cat admin.token)" >tokens.csv
+    rm -f ca.srl
+    touch done
+  )
+}
+
+# write_kubeconfig FILE SERVER USER-NAME (cert NAME | token TOKEN)
+write_kubeconfig() {
+  local file="$1" server="$2" user="$3" kind="$4" val="$5" d="$DIR/pki" auth
+  if [[ "$kind" == cert ]]; then
+    auth="    client-certificate-data: $(b64 <"$d/$val.crt")
+    client-key-data: $(b64 <"$d/$val.key")"
+  else
+    auth="    token: $val"
+  fi
+  (umask 077; cat >"$file.tmp" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: plumb
+  cluster:
+    server: $server
+    certificate-authority-data: $(b64 <"$d/ca.crt")
+users:
+- name: $user
+  user:
+$auth
+contexts:
+- name: plumb
+  context:
+    cluster: plumb
+    user: $user
+    namespace: default
+current-context: plumb
+EOF
+  mv -f "$file.tmp" "$file")
+}
+
+launch() { # NAME ARGS...: start a component in the background, own session, logs to DIR
+  local name="$1"; shift
+  setsid "$BIN" "$name" "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
+  echo $! >"$DIR/$name.pid"
+}
+
+tail_logs() {
+  local n
+  for n in "$@"; do
+    [[ -f "$DIR/$n.log" ]] || continue
+    echo "----- tail of $DIR/$n.log -----" >&2
+    tail -n 40 "$DIR/$n.log" >&2
+  done
+}
+
+fail_start() { # MSG COMPONENTS-TO-SHOW...
+  local msg="$1"; shift
+  log "start failed: $msg"
+  tail_logs "$@"
+  stop_cluster quiet
+  exit 1
+}
+
+wait_for() { # NAME TIMEOUT CHECK...: wait until CHECK succeeds while NAME's process lives
+  local name="$1" timeout="$2"; shift 2
+  local deadline=$((SECONDS + timeout))
+  while ! "$@" >/dev/null 2>&1; do
+    local c
+    for c in etcd kube-apiserver kube-controller-manager kubelet-sim; do
+      [[ -f "$DIR/$c.pid" ]] || continue
+      pid_of "$DIR" "$c" >/dev/null || fail_start "$c exited" "$c"
+    done
+    ((SECONDS < deadline)) || fail_start "$name not ready after ${timeout}s" "$name"
+    sleep 0.3
+  done
+}
+
+# --- start / stop ------------------------------------------------------------
+
+start_cluster() {
+  local t0=$SECONDS
+  build
+  local c
+  for c in "${COMPONENTS[@]}"; do
+    if pid_of "$DIR" "$c" >/dev/null; then
+      die "a cluster is already running in $DIR ($c); run: $0 stop $DIR"
+    fi
+  done
+  rm -f "$DIR"/*.pid
+  gen_certs "$DIR"
+
+  # Ports: env wins, then the ones DIR used last time (if still free), then free ones.
+  local ETCD_PORT="" ETCD_PEER_PORT="" APISERVER_PORT=""
+  if [[ -f "$DIR/ports.env" ]]; then
+    # shellcheck disable=SC1091
+    . "$DIR/ports.env"
+    for c in "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"; do
+      port_free "$c" || { ETCD_PORT=""; ETCD_PEER_PORT=""; APISERVER_PORT=""; break; }
+    done
+  fi
+  if [[ -z "$APISERVER_PORT" ]]; then
+    local free; mapfile -t free < <("$BIN" freeport 3)
+    ETCD_PORT="${free[0]}" ETCD_PEER_PORT="${free[1]}" APISERVER_PORT="${free[2]}"
+  fi
+  ETCD_PORT="${PLUMB_CLUSTER_ETCD_PORT:-$ETCD_PORT}"
+  ETCD_PEER_PORT="${PLUMB_CLUSTER_ETCD_PEER_PORT:-$ETCD_PEER_PORT}"
+  APISERVER_PORT="${PLUMB_CLUSTER_APISERVER_PORT:-$APISERVER_PORT}"
+  printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\n' \
+    "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" >"$DIR/ports.env"
+  local server="https://127.0.0.1:$APISERVER_PORT" p="$DIR/pki"
+
+  write_kubeconfig "$DIR/kubeconfig" "$server" plumb-admin cert admin
+  write_kubeconfig "$DIR/kubeconfig-token" "$server" plumb-admin-token token "$(cat "$p/admin.token")"
+  write_kubeconfig "$DIR/controller-manager.kubeconfig" "$server" kube-controller-manager cert controller-manager
+  write_kubeconfig "$DIR/kubelet-sim.kubeconfig" "$server" plumb-kubelet-sim cert kubelet-sim
+  cp "$p/ca.crt" "$DIR/ca.crt"
+  (umask 077; cp "$p/admin.token" "$DIR/token")
+  for c in "${COMPONENTS[@]}"; do : >"$DIR/$c.log"; done
+
+  launch etcd --data-dir="$DIR/etcd" \
+    --listen-client="127.0.0.1:$ETCD_PORT" --listen-peer="127.0.0.1:$ETCD_PEER_PORT"
+
+  # kube-apiserver retries etcd itself; start it right away.
+  launch kube-apiserver \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
+    --cert-dir="$DIR/apiserver-certs" \
+    --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" \
+    --client-ca-file="$p/ca.crt" --token-auth-file="$p/tokens.csv" \
+    --authorization-mode=Node,RBAC \
+    --service-cluster-ip-range="$SERVICE_CIDR" \
+    --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+    --allow-privileged=true --profiling=false --v="${PLUMB_CLUSTER_APISERVER_V:-1}" \
+    ${PLUMB_CLUSTER_APISERVER_ARGS:-}
+
+  launch kube-controller-manager \
+    --kubeconfig="$DIR/controller-manager.kubeconfig" \
+    --authentication-kubeconfig="$DIR/controller-manager.kubeconfig" \
+    --authorization-kubeconfig="$DIR/controller-manager.kubeconfig" \
+    --bind-address=127.0.0.1 --secure-port=0 \
+    --leader-elect=false --use-service-account-credentials=true \
+    --controllers='*' \
+    --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
+    --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
+    --profiling=false --v="${PLUMB_CLUSTER_CONTROLLER_MANAGER_V:-1}" \
+    ${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}
+
+  launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
+    ${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}
+
+  wait_for kube-apiserver "$START_TIMEOUT" \
+    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name=""
+  local left=$((START_TIMEOUT - (SECONDS - t0))); ((left > 10)) || left=10
+  wait_for kube-controller-manager "$left" \
+    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME"
+
+  cat >"$DIR/env" <<EOF
+export KUBECONFIG='$DIR/kubeconfig'
+export PLUMB_CLUSTER_DIR='$DIR'
+export PLUMB_CLUSTER_SERVER='$server'
+export PLUMB_CLUSTER_TOKEN_FILE='$DIR/token'
+export PLUMB_CLUSTER_CA_FILE='$DIR/ca.crt'
+EOF
+  log "cluster ready in $((SECONDS - t0))s: $server (kubeconfig: $DIR/kubeconfig)"
+}
+
+stop_cluster() {
+  local quiet="${1:-}" c pid pids=() n
+  for c in "${COMPONENTS[@]}"; do
+    if pid="$(pid_of "$DIR" "$c")"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid")
+      # let the clients go before the servers they talk to
+      if [[ "$c" != etcd ]]; then
+        for n in $(seq 1 30); do [[ -d "/proc/$pid" ]] || break; sleep 0.1; done
+      fi
+    fi
+  done
+  for n in $(seq 1 100); do
+    local alive=0
+    for pid in "${pids[@]}"; do [[ -d "/proc/$pid" ]] && alive=1; done
+    ((alive)) || break
+    sleep 0.1
+  done
+  for pid in "${pids[@]}"; do
+    if [[ -d "/proc/$pid" ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+  done
+  for c in "${COMPONENTS[@]}"; do rm -f "$DIR/$c.pid"; done
+  [[ -n "$quiet" ]] || log "stopped cluster in $DIR (${#pids[@]} processes)"
+}
+
+status_cluster() {
+  local c ok=0
+  for c in "${COMPONENTS[@]}"; do
+    if pid="$(pid_of "$DIR" "$c")"; then echo "$c: running (pid $pid)"; else echo "$c: not running"; ok=1; fi
+  done
+  ((ok == 0)) || return 1
+  [[ -x "$BIN" ]] || return 1
+  "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME"
+}
+
+cmd="${1:-}"
+case "$cmd" in
+  build) build "${2:-}" ;;
+  start|stop|status)
+    [[ $# -eq 2 ]] || usage
+    DIR="$(abs_dir "$2")"
+    case "$cmd" in
+      start) start_cluster ;;
+      stop) stop_cluster ;;
+      status) status_cluster ;;
+    esac ;;
+  *) usage ;;
+esac

@@ -1,0 +1,115 @@
+// Helpers for e2e tests against the local control plane (started by global-setup.ts).
+import { inject } from "vitest";
+import type { App } from "../../src/app/index.ts";
+import {
+  configurationFromKubeConfig,
+  createKubePort,
+  type DiscoveryCache,
+  type KubeTransport,
+  transportFromConfiguration,
+} from "../../src/kube/index.ts";
+import type { KubeObject, KubePort, Ports } from "../../src/reconcile/index.ts";
+import { createGitPort } from "../../src/source/git.ts";
+
+export const kubeconfig = (): string => inject("kubeconfig");
+
+let shared: KubeTransport | undefined;
+/** The raw transport (admin credentials) for requests the KubePort does not make. */
+export function transport(): KubeTransport {
+  shared ??= transportFromConfiguration(configurationFromKubeConfig(kubeconfig()));
+  return shared;
+}
+
+/** A fresh KubePort (its own request counts); discovery cache per test file unless given. */
+export function kubePort(discovery?: DiscoveryCache): KubePort {
+  return createKubePort(transport(), discovery ? { discovery } : {});
+}
+
+/** Ports for reconcileApp: the real API server and the real Git adapter. */
+export function realPorts(extra: Partial<Ports> = {}): Ports {
+  return { kube: kubePort(), git: createGitPort(), holder: "e2e", ...extra };
+}
+
+/** Calls the API server; throws on HTTP errors other than those in `allow`. */
+export async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType?: string,
+  allow: number[] = [],
+): Promise<any> {
+  const res = await transport()(
+    method,
+    path,
+    body === undefined ? {} : { body, ...(contentType ? { contentType } : {}) },
+  );
+  if (res.status >= 400 && !allow.includes(res.status)) {
+    throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return res.body;
+}
+
+/** Creates a namespace (ok if it exists). */
+export async function createNamespace(name: string): Promise<void> {
+  await api(
+    "POST",
+    "/api/v1/namespaces",
+    { apiVersion: "v1", kind: "Namespace", metadata: { name } },
+    undefined,
+    [409],
+  );
+}
+
+/** Creates an App; returns the API server's answer (status and body) without throwing. */
+export async function createApp(namespace: string, name: string, spec: Record<string, unknown>) {
+  return transport()("POST", `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps`, {
+    body: { apiVersion: "plumb.dev/v1alpha1", kind: "App", metadata: { name, namespace }, spec },
+  });
+}
+
+/** Reads an App. */
+export async function getApp(namespace: string, name: string): Promise<App> {
+  return api("GET", `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps/${name}`);
+}
+
+/** Merge-patches an App's spec. */
+export async function patchAppSpec(
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<App> {
+  return api(
+    "PATCH",
+    `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps/${name}`,
+    { spec },
+    "application/merge-patch+json",
+  );
+}
+
+/** GET an object or undefined on 404. */
+export async function getObject(path: string): Promise<KubeObject | undefined> {
+  const res = await transport()("GET", path);
+  if (res.status === 404) return undefined;
+  if (res.status >= 400) throw new Error(`GET ${path}: HTTP ${res.status}`);
+  return res.body as KubeObject;
+}
+
+/** Polls `fn` every 250 ms until it returns a truthy value or `timeoutMs` passes (then throws). */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+}
