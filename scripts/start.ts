@@ -1,0 +1,67 @@
+// npm start: the main job. With KUBECONFIG: `plumb reconcile --all` against that cluster.
+// Without: start the local control plane (test/cluster), install the CRD, serve the guestbook
+// example from a local Git server, create the example App and reconcile until it is Healthy.
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parse } from "yaml";
+import { configurationFromKubeConfig, createKubePort, transportFromConfiguration } from "../src/kube/index.ts";
+import type { KubeObject } from "../src/reconcile/index.ts";
+import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const CLI = join(ROOT, "functions/cli.ts");
+
+function plumb(args: string[], kubeconfig: string): number {
+  const r = spawnSync(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], { stdio: "inherit" });
+  return r.status ?? 1;
+}
+
+async function main(): Promise<number> {
+  const existing = process.env["KUBECONFIG"];
+  if (existing) return plumb(["reconcile", "--all"], existing);
+
+  const dir = join(ROOT, ".plumb/cluster");
+  console.error("no KUBECONFIG: starting the local control plane (first build takes several minutes)");
+  execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], { stdio: "inherit" });
+  const kubeconfig = join(dir, "kubeconfig");
+  const kube = createKubePort(transportFromConfiguration(configurationFromKubeConfig(kubeconfig)));
+  await kube.apply(parse(readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8")) as KubeObject);
+  while (!(await kube.resourceFor("plumb.dev/v1alpha1", "App"))) await new Promise((r) => setTimeout(r, 200));
+
+  const git = await startGitServer();
+  try {
+    const files = Object.fromEntries(
+      Object.entries(fixtureFiles(join(ROOT, "infra/examples/guestbook"))).map(([p, c]) => [`guestbook/${p}`, c]),
+    );
+    const repo = await git.createRepo("apps", files);
+    const app = parse(readFileSync(join(ROOT, "infra/examples/app-guestbook.yaml"), "utf8")) as KubeObject & {
+      spec: { source: { git: { url: string } } };
+    };
+    app.spec.source.git.url = repo.url;
+    await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "guestbook" } });
+    await kube.apply(app);
+    console.error(`example App guestbook/guestbook → ${repo.url}`);
+    for (let i = 0; i < 30; i++) {
+      const code = plumb(["reconcile", "guestbook/guestbook"], kubeconfig);
+      const status = (await kube.getApp("guestbook", "guestbook"))?.status;
+      if (code === 0 && status?.healthStatus === "Healthy") break;
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    const code = plumb(["reconcile", "--all", "--force"], kubeconfig);
+    console.error(`\nThe control plane keeps running: KUBECONFIG=${kubeconfig}\nStop it with: npm run cluster:stop`);
+    return code;
+  } finally {
+    await git.stop();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    console.error(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  },
+);
