@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
-import { startGitServer, fixtureFiles, REAL_FIXTURES } from "/work/main/test/support/git-server.ts";
+import { fixtureFiles, REAL_FIXTURES, startGitServer } from "/work/main/test/support/git-server.ts";
+
 const s = await startGitServer();
 const repo = await s.createRepo("podinfo", fixtureFiles(REAL_FIXTURES + "/podinfo-webapp"));
 await repo.commit({ "kust/kustomization.yaml": "resources: []\n" });

@@ -5,7 +5,11 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
-import { configurationFromKubeConfig, createKubePort, transportFromConfiguration } from "../src/kube/index.ts";
+import {
+  configurationFromKubeConfig,
+  createKubePort,
+  transportFromConfiguration,
+} from "../src/kube/index.ts";
 import type { KubeObject } from "../src/reconcile/index.ts";
 import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 
@@ -13,7 +17,9 @@ const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "functions/cli.ts");
 
 function plumb(args: string[], kubeconfig: string): number {
-  const r = spawnSync(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], { stdio: "inherit" });
+  const r = spawnSync(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], {
+    stdio: "inherit",
+  });
   return r.status ?? 1;
 }
 
@@ -22,20 +28,30 @@ async function main(): Promise<number> {
   if (existing) return plumb(["reconcile", "--all"], existing);
 
   const dir = join(ROOT, ".plumb/cluster");
-  console.error("no KUBECONFIG: starting the local control plane (first build takes several minutes)");
+  console.error(
+    "no KUBECONFIG: starting the local control plane (first build takes several minutes)",
+  );
   execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], { stdio: "inherit" });
   const kubeconfig = join(dir, "kubeconfig");
   const kube = createKubePort(transportFromConfiguration(configurationFromKubeConfig(kubeconfig)));
-  await kube.apply(parse(readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8")) as KubeObject);
-  while (!(await kube.resourceFor("plumb.dev/v1alpha1", "App"))) await new Promise((r) => setTimeout(r, 200));
+  await kube.apply(
+    parse(readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8")) as KubeObject,
+  );
+  while (!(await kube.resourceFor("plumb.dev/v1alpha1", "App")))
+    await new Promise((r) => setTimeout(r, 200));
 
   const git = await startGitServer();
   try {
     const files = Object.fromEntries(
-      Object.entries(fixtureFiles(join(ROOT, "infra/examples/guestbook"))).map(([p, c]) => [`guestbook/${p}`, c]),
+      Object.entries(fixtureFiles(join(ROOT, "infra/examples/guestbook"))).map(([p, c]) => [
+        `guestbook/${p}`,
+        c,
+      ]),
     );
     const repo = await git.createRepo("apps", files);
-    const app = parse(readFileSync(join(ROOT, "infra/examples/app-guestbook.yaml"), "utf8")) as KubeObject & {
+    const app = parse(
+      readFileSync(join(ROOT, "infra/examples/app-guestbook.yaml"), "utf8"),
+    ) as KubeObject & {
       spec: { source: { git: { url: string } } };
     };
     app.spec.source.git.url = repo.url;
@@ -49,7 +65,9 @@ async function main(): Promise<number> {
       await new Promise((r) => setTimeout(r, 2000));
     }
     const code = plumb(["reconcile", "--all", "--force"], kubeconfig);
-    console.error(`\nThe control plane keeps running: KUBECONFIG=${kubeconfig}\nStop it with: npm run cluster:stop`);
+    console.error(
+      `\nThe control plane keeps running: KUBECONFIG=${kubeconfig}\nStop it with: npm run cluster:stop`,
+    );
     return code;
   } finally {
     await git.stop();

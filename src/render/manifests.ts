@@ -33,12 +33,22 @@ export function parseManifests(files: readonly SourceFile[]): ParseResult {
     const list = Array.isArray(docs) ? docs : [docs];
     for (const doc of list) {
       const at = (offset: number) => `${file.path}:${lines.linePos(offset).line}`;
-      if (doc.errors.length > 0) {
-        for (const e of doc.errors)
-          issues.push({ path: at(e.pos[0]), message: firstLine(e.message) });
+      const first = doc.errors[0];
+      if (first) {
+        // The first error of a document; the ones after it are usually its echoes.
+        issues.push({ path: at(first.pos[0]), message: firstLine(first.message) });
         continue;
       }
-      const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+      let value: unknown;
+      try {
+        value = doc.toJS({ maxAliasCount: 1000 });
+      } catch (err) {
+        issues.push({
+          path: at(doc.range[0]),
+          message: err instanceof Error ? err.message : String(err),
+        });
+        continue;
+      }
       if (value === null || value === undefined) continue;
       const origin = at(doc.contents?.range?.[0] ?? doc.range[0]);
       for (const item of expandList(value)) {

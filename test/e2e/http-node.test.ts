@@ -2,7 +2,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fixtureFiles, type GitServer, REAL_FIXTURES, startGitServer, type TestRepo } from "../support/git-server.ts";
+import {
+  fixtureFiles,
+  type GitServer,
+  REAL_FIXTURES,
+  startGitServer,
+  type TestRepo,
+} from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
 import { createApp, createNamespace, getApp, getObject, kubeconfig, waitFor } from "./support.ts";
 
@@ -20,24 +26,36 @@ let output = "";
 
 beforeAll(async () => {
   git = await startGitServer();
-  repo = await git.createRepo("hooked", fixtureFiles(join(REAL_FIXTURES, "guestbook")), { allowSha1InWant: true });
+  repo = await git.createRepo("hooked", fixtureFiles(join(REAL_FIXTURES, "guestbook")), {
+    allowSha1InWant: true,
+  });
   await createNamespace("hooked");
   await createApp("hooked", "app", { source: { git: { url: repo.url, ref: "main" } } });
-  await createApp("hooked", "other", { source: { git: { url: `${repo.url.replace("hooked.git", "hooked-copy.git")}` } } });
-  server = spawn(process.execPath, [join(ROOT, "functions/cli.ts"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()], {
-    env: {
-      ...process.env,
-      GITHUB_WEBHOOK_SECRET: SECRET,
-      PLUMB_API_TOKENS: JSON.stringify([
-        { name: "admin", token: ADMIN },
-        { name: "team-b", token: TEAM, namespaces: ["team-b"] },
-      ]),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  await createApp("hooked", "other", {
+    source: { git: { url: `${repo.url.replace("hooked.git", "hooked-copy.git")}` } },
   });
+  server = spawn(
+    process.execPath,
+    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()],
+    {
+      env: {
+        ...process.env,
+        GITHUB_WEBHOOK_SECRET: SECRET,
+        PLUMB_API_TOKENS: JSON.stringify([
+          { name: "admin", token: ADMIN },
+          { name: "team-b", token: TEAM, namespaces: ["team-b"] },
+        ]),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   server.stdout?.on("data", (d) => (output += d));
   server.stderr?.on("data", (d) => (output += d));
-  await waitFor("server up", async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 20_000);
+  await waitFor(
+    "server up",
+    async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
+    20_000,
+  );
 });
 
 afterAll(async () => {
@@ -46,19 +64,31 @@ afterAll(async () => {
 });
 
 const image = async () =>
-  ((await getObject("/apis/apps/v1/namespaces/hooked/deployments/guestbook-ui"))?.["spec"] as
-    | { template: { spec: { containers: Array<{ image: string }> } } }
-    | undefined)?.template.spec.containers[0]?.image;
+  (
+    (await getObject("/apis/apps/v1/namespaces/hooked/deployments/guestbook-ui"))?.["spec"] as
+      | { template: { spec: { containers: Array<{ image: string }> } } }
+      | undefined
+  )?.template.spec.containers[0]?.image;
 
 describe("plumb serve", () => {
   it("a signed GitHub push makes the matching App apply the new commit", async () => {
     const file = "guestbook-ui-deployment.yaml";
-    const sha = await repo.commit({ [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v7") });
+    const sha = await repo.commit({
+      [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v7"),
+    });
     const body = githubPush(repo.url, "refs/heads/main", sha);
-    const res = await fetch(`${base}/webhooks/github`, { method: "POST", headers: githubHeaders(body, SECRET), body });
+    const res = await fetch(`${base}/webhooks/github`, {
+      method: "POST",
+      headers: githubHeaders(body, SECRET),
+      body,
+    });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ apps: ["hooked/app"], revision: sha });
-    await waitFor("new image live", async () => (await image()) === "gcr.io/google-samples/gb-frontend:v7", 30_000);
+    await waitFor(
+      "new image live",
+      async () => (await image()) === "gcr.io/google-samples/gb-frontend:v7",
+      30_000,
+    );
     expect((await getApp("hooked", "app")).status?.revision).toBe(sha);
   });
 
@@ -66,7 +96,11 @@ describe("plumb serve", () => {
     const before = (await getApp("hooked", "app")).metadata.resourceVersion;
     const body = githubPush(repo.url, "refs/heads/main", "f".repeat(40));
     const headers = githubHeaders(body, SECRET);
-    const res = await fetch(`${base}/webhooks/github`, { method: "POST", headers, body: body.replace('"ref"', '"reF"') });
+    const res = await fetch(`${base}/webhooks/github`, {
+      method: "POST",
+      headers,
+      body: body.replace('"ref"', '"reF"'),
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toHaveProperty("message");
     await new Promise((r) => setTimeout(r, 500));
@@ -78,7 +112,11 @@ describe("plumb serve", () => {
     const url = `${base}/api/v1/namespaces/hooked/apps/app/operations`;
     const body = JSON.stringify({ type: "sync" });
     expect((await fetch(url, { method: "POST", body })).status).toBe(401);
-    const forbidden = await fetch(url, { method: "POST", body, headers: { authorization: `Bearer ${TEAM}` } });
+    const forbidden = await fetch(url, {
+      method: "POST",
+      body,
+      headers: { authorization: `Bearer ${TEAM}` },
+    });
     expect(forbidden.status).toBe(403);
     expect((await getApp("hooked", "app")).metadata.resourceVersion).toBe(before);
   });
@@ -91,13 +129,23 @@ describe("plumb serve", () => {
     });
     expect(res.status).toBe(202);
     const { operation } = (await res.json()) as { operation: { id: string } };
-    const app = await waitFor("operation done", async () => {
-      const a = await getApp("hooked", "app");
-      return a.status?.operationState?.id === operation.id ? a : undefined;
-    }, 30_000);
-    expect(app.status?.operationState).toMatchObject({ type: "Restart", phase: "Succeeded", requestedBy: "admin" });
+    const app = await waitFor(
+      "operation done",
+      async () => {
+        const a = await getApp("hooked", "app");
+        return a.status?.operationState?.id === operation.id ? a : undefined;
+      },
+      30_000,
+    );
+    expect(app.status?.operationState).toMatchObject({
+      type: "Restart",
+      phase: "Succeeded",
+      requestedBy: "admin",
+    });
     const d = await getObject("/apis/apps/v1/namespaces/hooked/deployments/guestbook-ui");
-    const annotations = (d?.["spec"] as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations;
+    const annotations = (
+      d?.["spec"] as { template: { metadata: { annotations?: Record<string, string> } } }
+    ).template.metadata.annotations;
     expect(annotations?.["plumb.dev/restartedAt"]).toBeDefined();
   });
 });

@@ -330,7 +330,7 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
     });
     const res = await run("bad-yaml", "app");
     expect(res.outcome).toBe("Failed");
-    expect(res.error).toMatch(/^RenderFailed: guestbook-ui-svc\.yaml:5: /);
+    expect(res.error).toMatch(/^RenderFailed: guestbook-ui-svc\.yaml:4: Nested mappings/);
     expect(await getObject("/api/v1/namespaces/bad-yaml/services/guestbook-ui")).toBeDefined();
     const status = (await getApp("bad-yaml", "app")).status;
     expect(status?.inventory).toHaveLength(2);
@@ -342,7 +342,7 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
     expect(
       events.items.some(
         (e: { reason: string; message: string }) =>
-          e.reason === "RenderFailed" && e.message.includes("guestbook-ui-svc.yaml:5"),
+          e.reason === "RenderFailed" && e.message.includes("guestbook-ui-svc.yaml:4"),
       ),
     ).toBe(true);
   });

@@ -6,10 +6,24 @@ import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { reconcileApp } from "../../src/reconcile/index.ts";
-import { fixtureFiles, type GitServer, REAL_FIXTURES, startGitServer, type TestRepo } from "../support/git-server.ts";
+import {
+  fixtureFiles,
+  type GitServer,
+  REAL_FIXTURES,
+  startGitServer,
+  type TestRepo,
+} from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
 import { type KubeProxy, startKubeProxy } from "../support/kube-proxy.ts";
-import { createApp, createNamespace, getApp, getObject, kubeconfig, realPorts, waitFor } from "./support.ts";
+import {
+  createApp,
+  createNamespace,
+  getApp,
+  getObject,
+  kubeconfig,
+  realPorts,
+  waitFor,
+} from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SECRET = "worker-webhook-secret";
@@ -24,10 +38,14 @@ let log = "";
 
 beforeAll(async () => {
   const dir = dirname(kubeconfig());
-  const kc = parse(readFileSync(kubeconfig(), "utf8")) as { clusters: Array<{ cluster: { server: string } }> };
+  const kc = parse(readFileSync(kubeconfig(), "utf8")) as {
+    clusters: Array<{ cluster: { server: string } }>;
+  };
   proxy = await startKubeProxy(kc.clusters[0]!.cluster.server, join(dir, "ca.crt"));
   git = await startGitServer();
-  repo = await git.createRepo("worker", fixtureFiles(join(REAL_FIXTURES, "guestbook")), { allowSha1InWant: true });
+  repo = await git.createRepo("worker", fixtureFiles(join(REAL_FIXTURES, "guestbook")), {
+    allowSha1InWant: true,
+  });
   await createNamespace("worker");
   await createApp("worker", "pushed", { source: { git: { url: repo.url } } });
   const token = readFileSync(join(dir, "token"), "utf8").trim();
@@ -37,7 +55,16 @@ beforeAll(async () => {
     GITHUB_WEBHOOK_SECRET: SECRET,
     PLUMB_API_TOKENS: JSON.stringify([{ name: "admin", token: "worker-admin-token-0123" }]),
   };
-  const args = [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", String(PORT), "--test-scheduled", "--show-interactive-dev-session=false"];
+  const args = [
+    join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(PORT),
+    "--test-scheduled",
+    "--show-interactive-dev-session=false",
+  ];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
   wrangler = spawn(process.execPath, args, {
     cwd: ROOT,
@@ -46,7 +73,11 @@ beforeAll(async () => {
   });
   wrangler.stdout?.on("data", (d) => (log += d));
   wrangler.stderr?.on("data", (d) => (log += d));
-  await waitFor("wrangler dev up", async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 90_000).catch((err) => {
+  await waitFor(
+    "wrangler dev up",
+    async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
+    90_000,
+  ).catch((err) => {
     throw new Error(`${String(err)}\n${log.slice(-3000)}`);
   });
 }, 120_000);
@@ -58,20 +89,32 @@ afterAll(async () => {
 });
 
 const image = async () =>
-  ((await getObject("/apis/apps/v1/namespaces/worker/deployments/guestbook-ui"))?.["spec"] as
-    | { template: { spec: { containers: Array<{ image: string }> } } }
-    | undefined)?.template.spec.containers[0]?.image;
+  (
+    (await getObject("/apis/apps/v1/namespaces/worker/deployments/guestbook-ui"))?.["spec"] as
+      | { template: { spec: { containers: Array<{ image: string }> } } }
+      | undefined
+  )?.template.spec.containers[0]?.image;
 
 describe("plumb in workerd", () => {
   it("a signed push makes the App apply the new commit", async () => {
     await reconcileApp({ namespace: "worker", name: "pushed" }, realPorts(), new Date());
     const file = "guestbook-ui-deployment.yaml";
-    const sha = await repo.commit({ [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8") });
+    const sha = await repo.commit({
+      [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8"),
+    });
     const body = githubPush(repo.url, "refs/heads/main", sha);
-    const res = await fetch(`${base}/webhooks/github`, { method: "POST", headers: githubHeaders(body, SECRET), body });
+    const res = await fetch(`${base}/webhooks/github`, {
+      method: "POST",
+      headers: githubHeaders(body, SECRET),
+      body,
+    });
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ apps: ["worker/pushed"], revision: sha });
-    await waitFor("new image live", async () => (await image()) === "gcr.io/google-samples/gb-frontend:v8", 60_000).catch((err) => {
+    await waitFor(
+      "new image live",
+      async () => (await image()) === "gcr.io/google-samples/gb-frontend:v8",
+      60_000,
+    ).catch((err) => {
       throw new Error(`${String(err)}\n${log.slice(-3000)}`);
     });
     expect((await getApp("worker", "pushed")).status?.revision).toBe(sha);
@@ -79,7 +122,9 @@ describe("plumb in workerd", () => {
 
   it("the scheduled handler reconciles exactly the due Apps through the queue, retrying a failed message", async () => {
     await createNamespace("cron");
-    const r = await git.createRepo("cron", { "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n" });
+    const r = await git.createRepo("cron", {
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    });
     await createApp("cron", "due", { source: { git: { url: r.url } } });
     await createApp("cron", "flaky", { source: { git: { url: r.url } } });
     await createApp("cron", "fresh", { source: { git: { url: r.url } } });
@@ -88,14 +133,20 @@ describe("plumb in workerd", () => {
     const seen = proxy.requests.length;
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
-    await waitFor("due and flaky reconciled", async () => {
-      const [due, flaky] = await Promise.all([getApp("cron", "due"), getApp("cron", "flaky")]);
-      return due.status?.syncStatus === "Synced" && flaky.status?.syncStatus === "Synced";
-    }, 60_000).catch((err) => {
+    await waitFor(
+      "due and flaky reconciled",
+      async () => {
+        const [due, flaky] = await Promise.all([getApp("cron", "due"), getApp("cron", "flaky")]);
+        return due.status?.syncStatus === "Synced" && flaky.status?.syncStatus === "Synced";
+      },
+      60_000,
+    ).catch((err) => {
       throw new Error(`${String(err)}\n${log.slice(-3000)}`);
     });
     const after = proxy.requests.slice(seen);
-    const gets = (name: string) => after.filter((x) => x.startsWith(`GET /apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}`)).length;
+    const gets = (name: string) =>
+      after.filter((x) => x.startsWith(`GET /apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}`))
+        .length;
     expect(gets("fresh")).toBe(0);
     expect(gets("due")).toBe(1);
     expect(gets("flaky")).toBe(3);

@@ -4,7 +4,12 @@
 import { createHmac } from "node:crypto";
 
 /** A push payload for `cloneUrl` moving `ref` to `after`. */
-export function githubPush(cloneUrl: string, ref: string, after: string, before = "0".repeat(39) + "1"): string {
+export function githubPush(
+  cloneUrl: string,
+  ref: string,
+  after: string,
+  before = "0".repeat(39) + "1",
+): string {
   const u = new URL(cloneUrl);
   const fullName = u.pathname.replace(/^\//, "").replace(/\.git$/, "");
   return JSON.stringify({
@@ -15,7 +20,14 @@ export function githubPush(cloneUrl: string, ref: string, after: string, before 
     deleted: false,
     forced: false,
     compare: `${u.origin}/${fullName}/compare/${before.slice(0, 12)}...${after.slice(0, 12)}`,
-    commits: [{ id: after, message: "update image ✓", timestamp: "2026-11-29T12:00:00Z", author: { name: "dev", email: "dev@example.com" } }],
+    commits: [
+      {
+        id: after,
+        message: "update image ✓",
+        timestamp: "2026-11-29T12:00:00Z",
+        author: { name: "dev", email: "dev@example.com" },
+      },
+    ],
     head_commit: { id: after, message: "update image ✓" },
     repository: {
       id: 1,
@@ -35,7 +47,11 @@ export function githubPush(cloneUrl: string, ref: string, after: string, before 
 }
 
 /** Headers of a signed delivery. */
-export function githubHeaders(body: string, secret: string, event = "push"): Record<string, string> {
+export function githubHeaders(
+  body: string,
+  secret: string,
+  event = "push",
+): Record<string, string> {
   const sig = createHmac("sha256", secret).update(body).digest("hex");
   return {
     "content-type": "application/json",

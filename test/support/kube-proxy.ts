@@ -28,12 +28,27 @@ export async function startKubeProxy(server: string, caFile: string): Promise<Ku
     if (fault) {
       fault.left -= 1;
       res.writeHead(fault.status, { "content-type": "application/json" });
-      res.end(JSON.stringify({ kind: "Status", status: "Failure", reason: "ServiceUnavailable", message: "injected fault", code: fault.status }));
+      res.end(
+        JSON.stringify({
+          kind: "Status",
+          status: "Failure",
+          reason: "ServiceUnavailable",
+          message: "injected fault",
+          code: fault.status,
+        }),
+      );
       return;
     }
     const headers = { ...req.headers, host: target.host };
     const upstream = httpsRequest(
-      { hostname: target.hostname, port: target.port, path: req.url, method: req.method, headers, ca },
+      {
+        hostname: target.hostname,
+        port: target.port,
+        path: req.url,
+        method: req.method,
+        headers,
+        ca,
+      },
       (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);

@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { hashObjects } from "./hash.ts";
+import { parseManifests } from "./manifests.ts";
+import { renderObjects } from "./render.ts";
+
+const ctx = {
+  appNamespace: "team-a",
+  appName: "web",
+  destinationNamespace: "team-a",
+  allowedNamespaces: [],
+  scopes: new Map([
+    ["v1/Namespace", false],
+    ["v1/ConfigMap", true],
+    ["rbac.authorization.k8s.io/v1/ClusterRole", false],
+  ]),
+};
+
+describe("parseManifests", () => {
+  it("reads multi-document YAML with `---  `, empty and comment-only documents, anchors and merge keys", () => {
+    const content = [
+      "# leading comment",
+      "---   ",
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata: {name: a}",
+      "data: {x: '1'}",
+      "---",
+      "# only a comment",
+      "---",
+      "",
+      "---",
+      "apiVersion: v1",
+      "kind: ConfigMap",
+      "metadata: {name: b}",
+      "base: &d {x: '1'}",
+      "data:",
+      "  <<: *d",
+      "  y: '2'",
+    ].join("\n");
+    const r = parseManifests([{ path: "cm.yaml", content }]);
+    expect(r.ok && r.objects.map((o) => [o.origin, o.object["data"]])).toEqual([
+      ["cm.yaml:3", { x: "1" }],
+      ["cm.yaml:12", { x: "1", y: "2" }],
+    ]);
+  });
+
+  it("reports a merge of a non-map as an issue, not a crash", () => {
+    const r = parseManifests([
+      {
+        path: "m.yaml",
+        content:
+          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nx: &s text\ndata:\n  <<: *s\n",
+      },
+    ]);
+    expect(r.ok ? [] : r.issues).toEqual([
+      { path: "m.yaml:1", message: "Merge sources must be maps or map aliases" },
+    ]);
+  });
+
+  it("fails the whole set with file and line when any document is broken", () => {
+    const r = parseManifests([
+      { path: "good.yaml", content: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n" },
+      {
+        path: "bad.yaml",
+        content: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n   bad: indent\n",
+      },
+      { path: "noname.json", content: '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}' },
+    ]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.path)).toEqual(["bad.yaml:4", "noname.json:1"]);
+    expect(r.issues[0]?.message).toBe(
+      "Nested mappings are not allowed in compact mappings at line 4, column 9:",
+    );
+    expect(r.issues[1]?.message).toBe(
+      "ConfigMap: metadata.name is missing (generateName is not supported)",
+    );
+  });
+});
+
+describe("renderObjects", () => {
+  const parsed = (yaml: string) => {
+    const r = parseManifests([{ path: "m.yaml", content: yaml }]);
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    return r.objects;
+  };
+
+  it("defaults the namespace, stamps tracking labels and orders Namespaces first", () => {
+    const r = renderObjects(
+      parsed(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {a: b}}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n",
+      ),
+      ctx,
+    );
+    expect(r.ok && r.objects.map((o) => [o.kind, o.metadata.namespace, o.metadata.labels])).toEqual(
+      [
+        [
+          "Namespace",
+          undefined,
+          {
+            "app.kubernetes.io/managed-by": "plumb",
+            "plumb.dev/app": "web",
+            "plumb.dev/app-namespace": "team-a",
+          },
+        ],
+        [
+          "ConfigMap",
+          "team-a",
+          {
+            a: "b",
+            "app.kubernetes.io/managed-by": "plumb",
+            "plumb.dev/app": "web",
+            "plumb.dev/app-namespace": "team-a",
+          },
+        ],
+      ],
+    );
+  });
+
+  it("refuses objects aimed at other namespaces, foreign Namespaces, duplicates and disallowed destinations", () => {
+    const r = renderObjects(
+      parsed(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: kube-system}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\n",
+      ),
+      ctx,
+    );
+    expect(r.ok ? [] : r.issues).toEqual([
+      {
+        path: "m.yaml:1",
+        message:
+          'ConfigMap c: namespace "kube-system" differs from the App\'s destination "team-a"',
+      },
+      { path: "m.yaml:5", message: "Namespace other: namespace is not allowed for this App" },
+      { path: "m.yaml:13", message: "ConfigMap d: duplicate of the object at m.yaml:9" },
+    ]);
+    const away = renderObjects([], { ...ctx, destinationNamespace: "prod" });
+    expect(away.ok ? [] : away.issues).toEqual([
+      {
+        path: "spec.destination.namespace",
+        message: 'namespace "prod" is not allowed for Apps in "team-a"',
+      },
+    ]);
+    expect(
+      renderObjects([], { ...ctx, destinationNamespace: "prod", allowedNamespaces: ["*"] }).ok,
+    ).toBe(true);
+  });
+
+  it("hashes equal sets equally whatever the key order, and different sets differently", async () => {
+    const a = await hashObjects([{ b: 1, a: { d: 2, c: 3 } }]);
+    const b = await hashObjects([{ a: { c: 3, d: 2 }, b: 1 }]);
+    const c = await hashObjects([{ a: { c: 3, d: 2 }, b: 2 }]);
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+    expect(a).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
