@@ -143,9 +143,10 @@ describe("plumb serve", () => {
       requestedBy: "admin",
     });
     const d = await getObject("/apis/apps/v1/namespaces/hooked/deployments/guestbook-ui");
-    const annotations = (
-      d?.["spec"] as { template: { metadata: { annotations?: Record<string, string> } } }
-    ).template.metadata.annotations;
+    const spec = d?.["spec"] as
+      | { template: { metadata: { annotations?: Record<string, string> } } }
+      | undefined;
+    const annotations = spec?.template.metadata.annotations;
     expect(annotations?.["plumb.dev/restartedAt"]).toBeDefined();
   });
 });

@@ -37,6 +37,7 @@ export async function api(
   body?: unknown,
   contentType?: string,
   allow: number[] = [],
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary API objects
 ): Promise<any> {
   const res = await transport()(
     method,

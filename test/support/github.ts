@@ -8,7 +8,7 @@ export function githubPush(
   cloneUrl: string,
   ref: string,
   after: string,
-  before = "0".repeat(39) + "1",
+  before = `${"0".repeat(39)}1`,
 ): string {
   const u = new URL(cloneUrl);
   const fullName = u.pathname.replace(/^\//, "").replace(/\.git$/, "");
