@@ -103,6 +103,16 @@ describe("resolve", () => {
     expect(err.transient).toBe(false);
   });
 
+  it("rejects malformed ref names without a request", async () => {
+    const before = server.requests.length;
+    for (const bad of ["a b", "x..y", "main\n", "v1^{}", "heads/"]) {
+      const err = await failure(port.resolve(src(repo.url, bad), undefined));
+      expect(err.message).toBe(`invalid ref "${bad}"`);
+      expect(err.transient).toBe(false);
+    }
+    expect(server.requests.length).toBe(before);
+  });
+
   it("reports a missing repository permanently", async () => {
     const err = await failure(port.resolve(src(`${server.url}/missing.git`), undefined));
     expect(err.transient).toBe(false);
@@ -122,7 +132,7 @@ describe("fetch", () => {
     for (const f of got) expect(f.content).toBe(files[f.path]);
   });
 
-  it("scopes to the path, recursively, manifests only, in byte order", async () => {
+  it("scopes to the path, recursively, manifests only (no hidden files), in byte order", async () => {
     const repo = await server.createRepo("scoped", {
       "README.md": "# hi\n",
       "other/x.yaml": "x: 1\n",
@@ -133,6 +143,8 @@ describe("fetch", () => {
       "apps/web/nested/deep/c.yaml": "c: 1\n",
       "apps/web/nested/x.yaml.bak": "no\n",
       "apps/web-two/y.yaml": "y: 1\n",
+      ".github/workflows/ci.yml": "on: push\n",
+      "apps/web/.hidden.yaml": "h: 1\n",
     });
     const sha = await repo.head();
     const expected = ["B.yml", "a.json", "nested/deep/c.yaml", "z.yaml"];

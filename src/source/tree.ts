@@ -53,6 +53,7 @@ export interface CollectOptions {
 /**
  * Every regular file ending .yaml, .yml or .json under `path` at `commit`, recursively, with
  * paths relative to `path`, sorted by path in byte order, decoded as UTF-8 (BOM dropped).
+ * Hidden entries (a name starting with ".") are skipped, as Argo CD's directory source does.
  * Symlinks and submodules are skipped, never followed. Errors (SourceError, not transient):
  * path missing or not a directory; a kustomization.yaml/.yml, Kustomization or Chart.yaml
  * anywhere under the path; more than `maxFiles` files or `maxBytes` bytes; invalid UTF-8.
@@ -78,6 +79,9 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
     const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid });
     for (const entry of entries) {
       const rel = dir === "" ? entry.path : `${dir}/${entry.path}`;
+      // Hidden files and folders (.github/workflows/*.yml, .gitlab-ci.yml) are never
+      // manifests; Argo CD's directory source skips them the same way.
+      if (entry.path.startsWith(".")) continue;
       if (entry.mode === MODE_TREE) await walk(entry.oid, rel);
       else if (!MODE_FILE.has(entry.mode))
         continue; // 120000 symlink, 160000 submodule

@@ -48,8 +48,16 @@ build() {
   if command -v flock >/dev/null 2>&1; then flock 9; fi
   if [[ "${1:-}" != force ]] && ! needs_build; then exec 9>&-; return 0; fi
   log "building $BIN (first build downloads modules and compiles Kubernetes: several minutes)"
-  local t0=$SECONDS tmp="$BIN.tmp.$$"
-  if ! (cd "$HERE" && go build -trimpath -ldflags='-s -w' -o "$tmp" ./cmd/plumb-cluster); then
+  local t0=$SECONDS tmp="$BIN.tmp.$$" v ldflags
+  # Stamp the Kubernetes version (kubectl version, /version, discovery clients).
+  v="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$HERE/go.mod")"
+  ldflags="-s -w"
+  local pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$(echo "${v#v}" | cut -d. -f1)"
+    ldflags+=" -X $pkg.gitMinor=$(echo "${v#v}" | cut -d. -f2) -X $pkg.gitTreeState=clean"
+  done
+  if ! (cd "$HERE" && go build -trimpath -buildvcs=false -ldflags="$ldflags" -o "$tmp" ./cmd/plumb-cluster); then
     rm -f "$tmp"; exec 9>&-
     die "go build failed"
   fi
@@ -109,7 +117,7 @@ subjectAltName=IP:127.0.0.1,DNS:localhost,IP:$FIRST_SERVICE_IP,DNS:kubernetes,DN
     sign admin "/O=system:masters/CN=plumb-admin" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
-    sign controller-manager "/CN=system:kube-controller-manager" "basicConstraints=CA:FALSE
+    sign controller-manager "/O=system:masters/CN=system:kube-controller-manager" "basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth"
     sign kubelet-sim "/O=system:masters/CN=plumb-kubelet-sim" "basicConstraints=CA:FALSE
@@ -249,6 +257,7 @@ start_cluster() {
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
+    --endpoint-reconciler-type=none \
     --allow-privileged=true --profiling=false --v="${PLUMB_CLUSTER_APISERVER_V:-1}" \
     ${PLUMB_CLUSTER_APISERVER_ARGS:-}
 
@@ -257,10 +266,11 @@ start_cluster() {
     --authentication-kubeconfig="$DIR/controller-manager.kubeconfig" \
     --authorization-kubeconfig="$DIR/controller-manager.kubeconfig" \
     --bind-address=127.0.0.1 --secure-port=0 \
-    --leader-elect=false --use-service-account-credentials=true \
+    --leader-elect=false --use-service-account-credentials="${PLUMB_CLUSTER_SA_CREDENTIALS:-false}" \
     --controllers='*' \
     --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
     --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
+    --flex-volume-plugin-dir="$DIR/flexvolume" \
     --profiling=false --v="${PLUMB_CLUSTER_CONTROLLER_MANAGER_V:-1}" \
     ${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}
 

@@ -46,6 +46,9 @@ func runEtcd(args []string) int {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.UnsafeNoFsync = *noFsync
 	cfg.LogLevel = *logLevel
+	// NewConfig leaves this 0, which logs every request at warn level.
+	cfg.WarningUnaryRequestDuration = time.Second
+	cfg.WarningApplyDuration = time.Second
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {

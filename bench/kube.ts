@@ -1,0 +1,243 @@
+// The cluster for the benchmark: $KUBECONFIG, or a local control plane of our own
+// (test/cluster/cluster.sh in .plumb/bench-cluster), with the App CRD installed; a recording
+// transport; small API helpers.
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { parse } from "yaml";
+import type { App } from "../src/app/index.ts";
+import {
+  configurationFromKubeConfig,
+  createKubePort,
+  type KubeTransport,
+  transportFromConfiguration,
+} from "../src/kube/index.ts";
+import type { KubeObject } from "../src/reconcile/index.ts";
+
+export const ROOT = resolve(import.meta.dirname, "..");
+const CLUSTER_SH = join(ROOT, "test/cluster/cluster.sh");
+
+export interface Cluster {
+  kubeconfig: string;
+  /** Directory with token and ca.crt (for the workerd path), when known. */
+  dir: string;
+  /** True when this run started the control plane (and stops it). */
+  owned: boolean;
+  stop(): void;
+}
+
+/** $KUBECONFIG, or a fresh control plane in .plumb/bench-cluster. */
+export function startCluster(log: (s: string) => void): Cluster {
+  const env = process.env["KUBECONFIG"];
+  if (env) {
+    return { kubeconfig: env, dir: dirname(env), owned: false, stop() {} };
+  }
+  const dir = join(ROOT, ".plumb/bench-cluster");
+  // A fresh cluster each run (repeatable figures): stop a leftover one, drop its state.
+  execFileSync("bash", [CLUSTER_SH, "stop", dir], { stdio: ["ignore", "ignore", "inherit"] });
+  rmSync(dir, { recursive: true, force: true });
+  log(`starting a local control plane in ${dir} (builds test/cluster/bin/plumb-cluster if needed)`);
+  execFileSync("bash", [CLUSTER_SH, "start", dir], {
+    stdio: ["ignore", "inherit", "inherit"],
+    timeout: 20 * 60_000,
+  });
+  return {
+    kubeconfig: join(dir, "kubeconfig"),
+    dir,
+    owned: true,
+    stop() {
+      execFileSync("bash", [CLUSTER_SH, "stop", dir], {
+        stdio: ["ignore", "inherit", "inherit"],
+        timeout: 60_000,
+      });
+    },
+  };
+}
+
+export interface Recorded {
+  method: string;
+  path: string;
+  contentType?: string | undefined;
+}
+
+/** A transport that records every request it makes (for telling applies from discovery). */
+export function recordingTransport(inner: KubeTransport): {
+  transport: KubeTransport;
+  log: Recorded[];
+} {
+  const log: Recorded[] = [];
+  const transport: KubeTransport = (method, path, request) => {
+    log.push({ method, path, contentType: request?.contentType });
+    return inner(method, path, request);
+  };
+  return { transport, log };
+}
+
+export const isApply = (r: Recorded) =>
+  r.method === "PATCH" && r.contentType === "application/apply-patch+yaml";
+/** Discovery: GET /api/v1 or /apis/<group>/<version> exactly. */
+export const isDiscovery = (r: Recorded) =>
+  r.method === "GET" && /^\/(api\/[^/]+|apis\/[^/]+\/[^/]+)$/.test(r.path);
+
+export class Kube {
+  readonly raw: KubeTransport;
+  constructor(kubeconfig: string) {
+    this.raw = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+  }
+
+  async api(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+    allow: number[] = [],
+    // biome-ignore lint/suspicious/noExplicitAny: arbitrary API objects
+  ): Promise<any> {
+    const res = await this.raw(
+      method,
+      path,
+      body === undefined ? {} : { body, ...(contentType ? { contentType } : {}) },
+    );
+    if (res.status >= 400 && !allow.includes(res.status)) {
+      throw new Error(
+        `${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+      );
+    }
+    return res.body;
+  }
+
+  async installCrd(): Promise<void> {
+    const kube = createKubePort(this.raw);
+    const crd = parse(
+      readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8"),
+    ) as KubeObject;
+    await kube.apply(crd);
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      // A fresh port each time: its discovery cache must not remember "no such kind".
+      const res = await this.raw("GET", "/apis/plumb.dev/v1alpha1");
+      const kinds = (res.body as { resources?: Array<{ kind: string }> })?.resources ?? [];
+      if (res.status === 200 && kinds.some((k) => k.kind === "App")) return;
+      await sleep(200);
+    }
+    throw new Error("App CRD not served after 30 s");
+  }
+
+  async namespace(name: string): Promise<void> {
+    await this.api(
+      "POST",
+      "/api/v1/namespaces",
+      {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name, labels: { "plumb.dev/bench": "true" } },
+      },
+      undefined,
+      [409],
+    );
+  }
+
+  async createApp(namespace: string, name: string, spec: Record<string, unknown>): Promise<void> {
+    await this.api("POST", `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps`, {
+      apiVersion: "plumb.dev/v1alpha1",
+      kind: "App",
+      metadata: { name, namespace, labels: { "plumb.dev/bench": "true" } },
+      spec,
+    });
+  }
+
+  getApp(namespace: string, name: string): Promise<App> {
+    return this.api("GET", `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps/${name}`);
+  }
+
+  async listApps(namespace?: string): Promise<App[]> {
+    const path = namespace
+      ? `/apis/plumb.dev/v1alpha1/namespaces/${namespace}/apps`
+      : "/apis/plumb.dev/v1alpha1/apps";
+    return ((await this.api("GET", path)) as { items: App[] }).items;
+  }
+
+  /** The first container image of a Deployment (undefined when absent). */
+  async deploymentImage(namespace: string, name: string): Promise<string | undefined> {
+    const res = await this.raw("GET", `/apis/apps/v1/namespaces/${namespace}/deployments/${name}`);
+    if (res.status !== 200) return undefined;
+    const d = res.body as {
+      spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } };
+    };
+    return d.spec?.template?.spec?.containers?.[0]?.image;
+  }
+
+  /**
+   * Removes the benchmark's Apps' finalizers and deletes the namespaces it created (labelled
+   * plumb.dev/bench, and `extra`), without waiting for the namespace controller.
+   */
+  async cleanup(extra: string[] = []): Promise<void> {
+    const apps = await this.listApps().catch(() => [] as App[]);
+    await pool(
+      apps.filter((a) => a.metadata.labels?.["plumb.dev/bench"] === "true"),
+      8,
+      (a) =>
+        this.api(
+          "PATCH",
+          `/apis/plumb.dev/v1alpha1/namespaces/${a.metadata.namespace}/apps/${a.metadata.name}`,
+          { metadata: { finalizers: null } },
+          "application/merge-patch+json",
+          [404],
+        ),
+    );
+    const list = (await this.api("GET", "/api/v1/namespaces", undefined, undefined, [])) as {
+      items: KubeObject[];
+    };
+    const names = list.items
+      .filter((n) => n.metadata.labels?.["plumb.dev/bench"] === "true")
+      .map((n) => n.metadata.name);
+    await pool([...names, ...extra], 8, (n) =>
+      this.api("DELETE", `/api/v1/namespaces/${n}`, undefined, undefined, [404, 409]),
+    );
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Runs `fn` over `items` with at most `n` at once. */
+export async function pool<T, R>(
+  items: readonly T[],
+  n: number,
+  fn: (t: T, i: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
+}
+
+/** Polls `fn` every `everyMs` until truthy; throws after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`,
+  );
+}
+
+export const fileExists = existsSync;

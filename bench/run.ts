@@ -1,0 +1,562 @@
+// `npm run bench`: what a reconcile costs, measured against a real control plane and a real
+// Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
+// Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { type BundleResult, bundleSize } from "./bundle.ts";
+import { type CronResult, cronNode, cronWorkerd } from "./cron.ts";
+import { CASES, cronFiles } from "./fixtures.ts";
+import { type BenchGit, startBenchGit } from "./git.ts";
+import { type Cluster, isDiscovery, Kube, ROOT, startCluster } from "./kube.ts";
+import { type MemoryResult, memoryPeak } from "./memory.ts";
+import {
+  measuredRun,
+  type RequestsCase,
+  type RunSample,
+  reads,
+  requestsCase,
+  runner,
+  type TimingCase,
+  timingCase,
+  total,
+  writes,
+} from "./reconcile-bench.ts";
+import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
+import { bytes, ms, round, table } from "./stats.ts";
+import { type WebhookResult, webhookLatency } from "./webhook.ts";
+
+const RUNS = 20;
+const PUSHES = 10;
+const NODE_CRON_SIZES = [10, 100, 1000];
+const WORKERD_CRON_SIZES = [10, 100];
+
+const started = Date.now();
+const log = (s: string) =>
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}\n`);
+
+interface Results {
+  date: string;
+  machine: { cpus: number; cpuModel: string; memoryBytes: number; node: string };
+  cluster: { kubeconfig: string; owned: boolean };
+  durationMs?: number;
+  requests: RequestsCase[];
+  timings: TimingCase[];
+  webhook: WebhookResult[];
+  cron: CronResult[];
+  bundle?: BundleResult | undefined;
+  memory?: MemoryResult | undefined;
+  targets: Target[];
+  errors: Array<{ phase: string; error: string }>;
+}
+
+interface Target {
+  target: string;
+  measured: string;
+  pass: boolean | undefined;
+}
+
+const results: Results = {
+  date: new Date().toISOString(),
+  machine: {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? "unknown",
+    memoryBytes: totalmem(),
+    node: process.version,
+  },
+  cluster: { kubeconfig: "", owned: false },
+  requests: [],
+  timings: [],
+  webhook: [],
+  cron: [],
+  targets: [],
+  errors: [],
+};
+
+/** Runs one phase under a deadline; a failure is recorded and the benchmark goes on. */
+async function phase<T>(
+  name: string,
+  timeoutMs: number,
+  fn: () => Promise<T>,
+): Promise<T | undefined> {
+  log(`${name}…`);
+  const t0 = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const v = await Promise.race([
+      fn(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`timed out after ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
+      }),
+    ]);
+    log(`${name}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    return v;
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    log(`${name}: FAILED: ${error.slice(0, 2000)}`);
+    results.errors.push({ phase: name, error });
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+let cluster: Cluster | undefined;
+let git: BenchGit | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+
+async function main(): Promise<void> {
+  // 5. Bundle size (no cluster needed).
+  results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 240_000, bundleSize);
+
+  cluster = startCluster(log);
+  results.cluster = { kubeconfig: cluster.kubeconfig, owned: cluster.owned };
+  const kube = new Kube(cluster.kubeconfig);
+  await kube.installCrd();
+  git = await startBenchGit();
+  const r = runner(kube, git);
+  log(`cluster ready (${cluster.kubeconfig}); git server ${git.url}`);
+
+  // 1. Requests by verb (and 2. timings, whose discovery cache starts warm from 1.).
+  for (const c of CASES) {
+    const out = await phase(`requests: ${c.name}`, 150_000, () => requestsCase(r, c, log));
+    if (!out) continue;
+    results.requests.push(out.result);
+    const t = await phase(`timings: ${c.name} (${RUNS} runs × 3)`, 300_000, () =>
+      timingCase(r, c, RUNS, out.discovery, log),
+    );
+    if (t) results.timings.push(t);
+  }
+
+  // 6. Peak memory of a first sync of the 50-object App.
+  results.memory = await phase(
+    "memory: first sync of generated-50 in a child process",
+    150_000,
+    () => memoryPeak(kube, git!, cluster!.kubeconfig),
+  );
+
+  // 3. Webhook → applied, Node.
+  const firstSync = async (ref: { namespace: string; name: string }) => {
+    const { DiscoveryCache } = await import("../src/kube/index.ts");
+    const s: RunSample = await measuredRun(r, ref, new DiscoveryCache());
+    if (s.outcome !== "Reconciled") throw new Error(`first sync of ${ref.name}: ${s.error}`);
+  };
+  const nodeHook = await phase("webhook → applied: plumb serve (Node)", 180_000, async () => {
+    const server = await startNodeServer(cluster!.kubeconfig);
+    cleanups.push(server.stop);
+    try {
+      return await webhookLatency({
+        runtime: "node (plumb serve)",
+        base: server.base,
+        kube,
+        git: git!,
+        ns: "bench-hook-node",
+        repoName: "hook-node",
+        pushes: PUSHES,
+        warmups: 1,
+        firstSync,
+      });
+    } finally {
+      await server.stop();
+    }
+  });
+  if (nodeHook) results.webhook.push(nodeHook);
+
+  // 3 and 4 through workerd.
+  const cronRepo = await git.createRepo("cron", cronFiles(Math.max(...NODE_CRON_SIZES) / 5));
+  const missing = workerdPrerequisites(cluster.dir);
+  if (missing) {
+    results.errors.push({ phase: "workerd", error: `skipped: ${missing}` });
+    log(`workerd: skipped: ${missing}`);
+  } else {
+    await phase("workerd (wrangler dev): webhook and cron ticks", 540_000, async () => {
+      const w = await startWorkerd(cluster!.kubeconfig, cluster!.dir);
+      cleanups.push(w.stop);
+      try {
+        const hook = await phase("webhook → applied: workerd", 180_000, () =>
+          webhookLatency({
+            runtime: "workerd (wrangler dev)",
+            base: w.base,
+            kube,
+            git: git!,
+            ns: "bench-hook-worker",
+            repoName: "hook-worker",
+            pushes: PUSHES,
+            warmups: 1,
+            firstSync,
+          }),
+        );
+        if (hook) results.webhook.push(hook);
+        for (const n of WORKERD_CRON_SIZES) {
+          const c = await phase(`cron tick, workerd: ${n} Apps`, 240_000, () =>
+            cronWorkerd(
+              kube,
+              cronRepo,
+              n,
+              w.base,
+              w.output,
+              () => w.proxy.requests.length,
+              200_000,
+            ),
+          );
+          if (c) results.cron.push(c);
+        }
+      } finally {
+        await w.stop();
+      }
+    });
+  }
+
+  // 4. Cron ticks on Node.
+  for (const n of NODE_CRON_SIZES) {
+    const budget = n >= 1000 ? 420_000 : 120_000;
+    const c = await phase(`cron tick, node: ${n} Apps`, budget + 60_000, () =>
+      cronNode(kube, git!, cronRepo, n, budget),
+    );
+    if (c) results.cron.push(c);
+  }
+
+  if (!cluster.owned) {
+    await phase("cleanup (bench namespaces)", 120_000, () => kube.cleanup());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets and report
+
+function evaluateTargets(): Target[] {
+  const out: Target[] = [];
+  for (const c of results.requests) {
+    const K = c.kinds;
+    const n = c.noop.requests;
+    out.push({
+      target: `no-op ≤ 1+K reads, 0 writes — ${c.app} (K=${K})`,
+      measured: `${reads(n)} reads (get ${n.get}, list ${n.list}), ${writes(n)} writes`,
+      pass: reads(n) <= 1 + K && writes(n) === 0,
+    });
+  }
+  const firstSyncTarget = (
+    label: string,
+    app: string,
+    M: number,
+    s: Pick<RunSample, "requests" | "applies" | "discovery"> | undefined,
+  ) => {
+    if (!s) return;
+    const other = total(s.requests) - s.applies;
+    out.push({
+      target: `first sync ≤ M applies + 3 other — ${app} (M=${M}), ${label}`,
+      measured: `${s.applies} applies + ${other} other (${s.discovery} of them discovery)`,
+      pass: s.applies <= M && other <= 3,
+    });
+  };
+  for (const c of results.requests) {
+    const t = results.timings.find((x) => c.app.endsWith(`/${x.app}`));
+    firstSyncTarget("warm discovery cache", c.app, c.objects, t?.firstSync.first);
+    firstSyncTarget("cold discovery cache", c.app, c.objects, c.firstSync);
+  }
+  for (const runtime of ["node", "workerd"]) {
+    const w = results.webhook.find((x) => x.runtime.startsWith(runtime));
+    out.push({
+      target: `webhook → applied p50 < 0.5 s — guestbook, ${runtime}`,
+      measured: w
+        ? `p50 ${ms(w.latencyMs.p50)} (p95 ${ms(w.latencyMs.p95)}, n=${w.pushes})`
+        : "not measured",
+      pass: w && w.pushes > 0 ? w.latencyMs.p50 < 500 : undefined,
+    });
+  }
+  const gb = results.timings.find((t) => t.app === "guestbook");
+  out.push({
+    target: "CPU per no-op < 5 ms — guestbook (p50)",
+    measured: gb
+      ? `p50 ${gb.noop.cpuMs.p50} ms (p95 ${gb.noop.cpuMs.p95} ms, n=${gb.noop.cpuMs.n})`
+      : "not measured",
+    pass: gb ? gb.noop.cpuMs.p50 < 5 : undefined,
+  });
+  const b = results.bundle;
+  out.push({
+    target: "Worker bundle < 1 MiB gzipped",
+    measured: b
+      ? `${bytes(b.gzipBytes)} gzipped (${b.gzipBytes} B; raw ${bytes(b.rawBytes)})`
+      : "not measured",
+    pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
+  });
+  return out;
+}
+
+const verbRow = (
+  app: string,
+  run: string,
+  s: Pick<RunSample, "requests" | "applies" | "discovery" | "gitRequests">,
+) => {
+  const q = s.requests;
+  return [
+    app,
+    run,
+    q.get,
+    q.list,
+    q.create,
+    q.update,
+    q.patch,
+    q.delete,
+    total(q),
+    s.applies,
+    s.discovery,
+    s.gitRequests,
+  ];
+};
+
+/** "GET app ×1, PUT app/status ×1, …": what the requests other than applies were. */
+function others(calls: string[]): string {
+  const label = (call: string) => {
+    const [method, path = ""] = call.split(" ");
+    if (isDiscovery({ method: method!, path })) return `${method} discovery`;
+    const m = /\/(apps|leases|events|secrets)(?:\/[^/]+)?(\/status)?$/.exec(path);
+    if (m) return `${method} ${m[1] === "apps" ? "App" : m[1]!.replace(/s$/, "")}${m[2] ?? ""}`;
+    const last = path.split("/").filter(Boolean);
+    return `${method} ${last.length % 2 === 0 ? last.at(-1) : last.at(-2)}`;
+  };
+  const counts = new Map<string, number>();
+  for (const c of calls) {
+    if (c.startsWith("APPLY ")) continue;
+    const l = label(c);
+    counts.set(l, (counts.get(l) ?? 0) + 1);
+  }
+  return [...counts].map(([k, v]) => (v > 1 ? `${k} ×${v}` : k)).join(", ");
+}
+
+function report(): string {
+  const lines: string[] = [];
+  const h = (s: string) => lines.push("", `== ${s}`, "");
+  lines.push(
+    `plumb benchmark — ${results.date} — ${results.machine.cpus} × ${results.machine.cpuModel}, Node ${results.machine.node}`,
+    `cluster: ${results.cluster.owned ? "local control plane started by the benchmark" : `$KUBECONFIG ${results.cluster.kubeconfig}`}; Git: git http-backend on loopback (child process)`,
+  );
+
+  h("1. API requests per run, by verb (git = Git HTTP requests)");
+  const rows: Array<Array<string | number>> = [];
+  for (const c of results.requests) {
+    const t = results.timings.find((x) => c.app.endsWith(`/${x.app}`));
+    rows.push(verbRow(c.app, "first sync (cold discovery)", c.firstSync));
+    if (t?.firstSync.first)
+      rows.push(verbRow("", "first sync (warm discovery)", t.firstSync.first));
+    rows.push(verbRow("", "new commit (image)", c.newCommit));
+    rows.push(verbRow("", "no-op", c.noop));
+  }
+  lines.push(
+    table(
+      [
+        "App",
+        "run",
+        "get",
+        "list",
+        "create",
+        "update",
+        "patch",
+        "delete",
+        "total",
+        "applies",
+        "discovery",
+        "git",
+      ],
+      rows,
+    ),
+  );
+  lines.push("");
+  for (const c of results.requests) {
+    lines.push(
+      `${c.app}: M=${c.objects} objects, K=${c.kinds} kinds; no-op measured after ${c.settleRuns} settling run(s)${c.settled ? "" : " (NOT settled: health still changing)"}`,
+    );
+    lines.push(`  first sync, besides applies (cold): ${others(c.firstSync.calls)}`);
+    lines.push(`  new commit, besides applies: ${others(c.newCommit.calls)}`);
+    lines.push(`  no-op: ${others(c.noop.calls)}`);
+  }
+
+  h(`2. Wall time per reconcile (${RUNS} runs each; warm discovery cache) and CPU of this process`);
+  const trows: Array<Array<string | number>> = [];
+  for (const t of results.timings) {
+    for (const [name, p] of [
+      ["first sync", t.firstSync],
+      ["new commit", t.newCommit],
+      ["no-op", t.noop],
+    ] as const) {
+      trows.push([
+        name === "first sync" ? t.app : "",
+        name,
+        p.wallMs.n,
+        ms(p.wallMs.p50),
+        ms(p.wallMs.p95),
+        ms(p.wallMs.min),
+        ms(p.wallMs.max),
+        ms(p.cpuMs.p50),
+        ms(p.cpuMs.p95),
+        p.requestsTotalRange[0] === p.requestsTotalRange[1]
+          ? String(p.requestsTotalRange[0])
+          : `${p.requestsTotalRange[0]}–${p.requestsTotalRange[1]}`,
+        p.gitRequests.p50,
+        p.failures.length,
+      ]);
+    }
+  }
+  lines.push(
+    table(
+      [
+        "App",
+        "run",
+        "n",
+        "p50",
+        "p95",
+        "min",
+        "max",
+        "CPU p50",
+        "CPU p95",
+        "requests",
+        "git",
+        "failed",
+      ],
+      trows,
+    ),
+  );
+  for (const t of results.timings) {
+    const f = [...t.firstSync.failures, ...t.newCommit.failures, ...t.noop.failures];
+    if (f.length) lines.push(`  ${t.app} failures: ${[...new Set(f)].slice(0, 3).join(" | ")}`);
+  }
+
+  h(
+    `3. Webhook → applied (signed GitHub push sent → new image in the live Deployment; guestbook; poll 10 ms)`,
+  );
+  lines.push(
+    table(
+      ["runtime", "pushes", "p50", "p95", "min", "max", "202 p50", "warm-up push"],
+      results.webhook.map((w) => [
+        w.runtime,
+        w.pushes,
+        ms(w.latencyMs.p50),
+        ms(w.latencyMs.p95),
+        ms(w.latencyMs.min),
+        ms(w.latencyMs.max),
+        ms(w.ackMs.p50),
+        w.warmupMs.map(ms).join(", "),
+      ]),
+    ),
+  );
+  for (const w of results.webhook)
+    if (w.errors.length) lines.push(`  ${w.runtime} errors: ${w.errors.slice(0, 3).join(" | ")}`);
+
+  h("4. One cron tick over N Apps (one ConfigMap each, one repository, 5 namespaces)");
+  lines.push(
+    table(
+      [
+        "runtime",
+        "Apps",
+        "due",
+        "listed",
+        "enqueue",
+        "reconcile all",
+        "per App",
+        "observed",
+        "failed",
+        "req/App",
+        "git",
+      ],
+      results.cron.map((c) => [
+        c.runtime,
+        c.apps,
+        Number.isNaN(c.due) ? "?" : c.due,
+        c.listed ?? "",
+        ms(c.enqueueMs),
+        ms(c.reconcileAllMs),
+        ms(c.reconcileAllMs / c.apps),
+        c.observed,
+        c.failed,
+        c.requests ? round(c.requests.perApp, 1) : "",
+        c.gitRequests ?? "",
+      ]),
+    ),
+  );
+  lines.push(
+    "  enqueue = list all Apps + pick the due ones (workerd: the /__scheduled request, which also sends the queue batches);",
+    "  reconcile all = after enqueue until every App is reconciled (workerd: until every App has status.observedGeneration, polled every 100 ms);",
+    "  req/App on workerd counts the Worker's requests through the kube proxy.",
+  );
+  for (const c of results.cron)
+    if (c.errors.length)
+      lines.push(`  ${c.runtime} ${c.apps}: ${c.errors.slice(0, 3).join(" | ")}`);
+
+  h("5. Worker bundle (wrangler deploy --dry-run)");
+  const b = results.bundle;
+  lines.push(
+    b
+      ? `${b.file}: ${bytes(b.rawBytes)} raw (${b.rawBytes} B), ${bytes(b.gzipBytes)} gzipped (${b.gzipBytes} B)`
+      : "not measured",
+  );
+
+  h("6. Peak memory of one first-sync reconcile of generated-50 (child Node process)");
+  const m = results.memory;
+  lines.push(
+    m
+      ? [
+          `outcome ${m.outcome} in ${ms(m.wallMs)} (${m.samples} samples)`,
+          `maxRSS: +${bytes(m.maxRssDelta)} over the baseline (${bytes(m.baseline.maxRSS)} → ${bytes(m.peak.maxRSS)})`,
+          `heapUsed peak: +${bytes(m.heapPeakDelta)} over the baseline (${bytes(m.baseline.heapUsed)} → ${bytes(m.peak.heapUsed)})`,
+          `RSS sampled peak: +${bytes(m.rssPeakDelta)} (${bytes(m.baseline.rss)} → ${bytes(m.peak.rss)})`,
+        ].join("\n")
+      : "not measured",
+  );
+
+  h("Targets");
+  lines.push(
+    table(
+      ["target", "measured", "result"],
+      results.targets.map((t) => [
+        t.target,
+        t.measured,
+        t.pass === undefined ? "N/A" : t.pass ? "PASS" : "MISS",
+      ]),
+    ),
+  );
+  if (results.errors.length) {
+    h("Errors");
+    for (const e of results.errors) lines.push(`${e.phase}: ${e.error.split("\n")[0]}`);
+  }
+  return lines.join("\n");
+}
+
+async function shutdown(): Promise<void> {
+  for (const c of cleanups.reverse()) await c().catch(() => undefined);
+  await git?.stop().catch(() => undefined);
+  if (cluster?.owned) {
+    log("stopping the control plane");
+    try {
+      cluster.stop();
+    } catch (err) {
+      log(`stopping the control plane failed: ${String(err)}`);
+    }
+  }
+}
+
+process.once("SIGINT", () => {
+  log("interrupted: stopping");
+  void shutdown().finally(() => process.exit(130));
+});
+
+try {
+  await main();
+} catch (err) {
+  const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  log(`FAILED: ${error}`);
+  results.errors.push({ phase: "setup", error });
+} finally {
+  await shutdown();
+}
+results.durationMs = Date.now() - started;
+results.targets = evaluateTargets();
+console.log(report());
+const dir = join(ROOT, "bench/results");
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `${results.date.replace(/:/g, "-").replace(/\.\d+Z$/, "Z")}.json`);
+writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`\nresults: ${file} (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+process.exit(results.errors.some((e) => e.phase === "setup") ? 1 : 0);
