@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { appCrd } from "./crd.ts";
+import { appCrd, toStructural } from "./crd.ts";
 import { renderCrdYaml } from "./crd-yaml.ts";
 import { validateSpec } from "./validate.ts";
 
@@ -18,6 +18,42 @@ describe("App CRD", () => {
     for (const banned of ['"$schema"', '"propertyNames"', '"anyOf"', '"oneOf"', '"const"']) {
       expect(text).not.toContain(banned);
     }
+  });
+});
+
+describe("toStructural", () => {
+  it("keeps properties whose names are JSON Schema keywords", () => {
+    const out = toStructural({
+      type: "object",
+      $schema: "x",
+      properties: { id: { type: "string" }, format: { type: "string", format: "starts_with" } },
+      required: ["id"],
+    });
+    expect(out).toEqual({
+      type: "object",
+      properties: { id: { type: "string" }, format: { type: "string" } },
+      required: ["id"],
+    });
+  });
+
+  it("every required field of the generated CRD is a declared property", () => {
+    const walk = (node: unknown, at: string): string[] => {
+      if (!node || typeof node !== "object") return [];
+      const n = node as {
+        properties?: Record<string, unknown>;
+        required?: string[];
+        items?: unknown;
+      };
+      const missing = (n.required ?? [])
+        .filter((r) => !(r in (n.properties ?? {})))
+        .map((r) => `${at}.${r}`);
+      const nested = Object.entries(n.properties ?? {}).flatMap(([k, v]) => walk(v, `${at}.${k}`));
+      return [...missing, ...nested, ...walk(n.items, `${at}[]`)];
+    };
+    const version = (
+      appCrd()["spec"] as { versions: Array<{ schema: { openAPIV3Schema: unknown } }> }
+    ).versions[0]!;
+    expect(walk(version.schema.openAPIV3Schema, "")).toEqual([]);
   });
 });
 

@@ -40,6 +40,13 @@ export function toStructural(schema: unknown): unknown {
     if (DROP.has(key)) continue;
     if (key === "format" && !K8S_FORMATS.has(value as string)) continue;
     if ((key === "minimum" || key === "maximum") && Math.abs(value as number) > 2 ** 52) continue;
+    if (key === "properties" && value && typeof value === "object") {
+      // Property names are data, not keywords: a field called "id" or "format" stays.
+      out[key] = Object.fromEntries(
+        Object.entries(value as Json).map(([name, sub]) => [name, toStructural(sub)]),
+      );
+      continue;
+    }
     out[key] = toStructural(value);
   }
   const ap = src["additionalProperties"];

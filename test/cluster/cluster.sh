@@ -189,14 +189,13 @@ fail_start() { # MSG COMPONENTS-TO-SHOW...
 
 wait_for() { # NAME TIMEOUT CHECK...: wait until CHECK succeeds while NAME's process lives
   local name="$1" timeout="$2"; shift 2
-  local deadline=$((SECONDS + timeout))
-  while ! "$@" >/dev/null 2>&1; do
-    local c
+  local deadline=$((SECONDS + timeout)) out c
+  while ! out="$("$@" 2>&1)"; do
     for c in etcd kube-apiserver kube-controller-manager kubelet-sim; do
       [[ -f "$DIR/$c.pid" ]] || continue
       pid_of "$DIR" "$c" >/dev/null || fail_start "$c exited" "$c"
     done
-    ((SECONDS < deadline)) || fail_start "$name not ready after ${timeout}s" "$name"
+    ((SECONDS < deadline)) || fail_start "not ready after ${timeout}s: ${out:0:300}" "$name" kubelet-sim
     sleep 0.3
   done
 }
@@ -333,6 +332,9 @@ case "$cmd" in
   build) build "${2:-}" ;;
   start|stop|status)
     [[ $# -eq 2 ]] || usage
+    if [[ "$cmd" != start && ! -d "$2" ]]; then
+      [[ "$cmd" == stop ]] && exit 0 || { echo "no cluster in $2"; exit 1; }
+    fi
     DIR="$(abs_dir "$2")"
     case "$cmd" in
       start) start_cluster ;;

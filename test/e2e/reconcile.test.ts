@@ -108,20 +108,35 @@ describe("guestbook and podinfo-webapp from Git", () => {
     expect(healthy.metadata.finalizers).toContain("plumb.dev/finalizer");
   });
 
-  it("podinfo-webapp lands in its namespace and becomes Healthy", async () => {
+  it("podinfo-webapp lands in its namespace; its Deployments become Healthy and its HPA bug is reported", async () => {
     const r = await repo("podinfo", podinfo());
     await newApp("webapp", "podinfo", { source: { git: { url: r.url, ref: "refs/heads/main" } } });
     const first = await run("webapp", "podinfo");
     expect(first).toMatchObject({ syncStatus: "Synced", revision: await r.head() });
+    // Upstream's frontend HPA targets the backend Deployment (deploy/webapp/frontend/hpa.yaml),
+    // so both HPAs select the same pods and the HPA controller refuses them: Degraded is right.
     const app = await reconcileUntil(
       "webapp",
       "podinfo",
-      "Healthy",
-      (a) => a.status?.healthStatus === "Healthy",
+      "Deployments healthy, HPAs assessed",
+      (a) =>
+        (a.status?.resources ?? [])
+          .filter((x) => x.kind === "Deployment")
+          .every((x) => x.health === "Healthy") && a.status?.healthStatus !== "Progressing",
       90_000,
     );
-    expect(app.status?.inventory).toHaveLength(12);
+    expect(app.status?.inventory).toHaveLength(11);
     expect(app.status?.resources?.every((x) => x.status === "Synced")).toBe(true);
+    expect(app.status?.healthStatus).toBe("Degraded");
+    expect(app.status?.healthReason).toMatch(
+      /^HorizontalPodAutoscaler webapp\/(backend|frontend): AmbiguousSelector: pods by selector app=backend are controlled by multiple HPAs/,
+    );
+    expect(
+      app.status?.resources?.find((x) => x.kind === "Deployment" && x.name === "frontend"),
+    ).toMatchObject({
+      health: "Healthy",
+      message: "1 of 1 replicas available",
+    });
   });
 
   it("applies a new commit that changes an image; previousRevisions holds the old commit", async () => {
@@ -172,7 +187,7 @@ describe("guestbook and podinfo-webapp from Git", () => {
   it("a second reconcile with nothing changed makes no writes, at most 1 + kinds reads and one ls-refs", async () => {
     const r = await repo("noop", guestbook());
     await newApp("noop", "app", { source: { git: { url: r.url } } });
-    await run("noop", "app");
+    await reconcileUntil("noop", "app", "Healthy", (a) => a.status?.healthStatus === "Healthy");
     const before = git.requests.length;
     const second = await run("noop", "app");
     const gitRequests = git.requests.slice(before);
@@ -436,8 +451,8 @@ describe("concurrency", () => {
     expect([a.outcome, b.outcome]).toEqual(["Reconciled", "Reconciled"]);
     const status = (await getApp("webapp", "race")).status;
     expect(status?.revision).toBe(await r.head());
-    expect(status?.inventory).toHaveLength(12);
-    expect(status?.resources).toHaveLength(12);
+    expect(status?.inventory).toHaveLength(11);
+    expect(status?.resources).toHaveLength(11);
     expect(status?.syncStatus).toBe("Synced");
     expect(status?.lastSyncedAt).toBeDefined();
   });
