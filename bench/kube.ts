@@ -58,6 +58,8 @@ export interface Recorded {
   method: string;
   path: string;
   contentType?: string | undefined;
+  /** A list (a collection read with a label selector). */
+  list?: boolean;
 }
 
 /** A transport that records every request it makes (for telling applies from discovery). */
@@ -67,7 +69,12 @@ export function recordingTransport(inner: KubeTransport): {
 } {
   const log: Recorded[] = [];
   const transport: KubeTransport = (method, path, request) => {
-    log.push({ method, path, contentType: request?.contentType });
+    log.push({
+      method,
+      path,
+      contentType: request?.contentType,
+      list: request?.query?.["labelSelector"] !== undefined,
+    });
     return inner(method, path, request);
   };
   return { transport, log };
@@ -165,6 +172,35 @@ export class Kube {
       spec?: { template?: { spec?: { containers?: Array<{ image?: string }> } } };
     };
     return d.spec?.template?.spec?.containers?.[0]?.image;
+  }
+
+  /**
+   * Deletes every App the benchmark made (finalizers removed first, so nothing waits on a
+   * reconcile) and waits until they are gone; their namespaces and objects stay.
+   * @returns how many Apps were deleted
+   */
+  async deleteApps(timeoutMs = 60_000): Promise<number> {
+    const ours = (apps: App[]) =>
+      apps.filter((a) => a.metadata.labels?.["plumb.dev/bench"] === "true");
+    const apps = ours(await this.listApps());
+    await pool(apps, 8, async (a) => {
+      const path = `/apis/plumb.dev/v1alpha1/namespaces/${a.metadata.namespace}/apps/${a.metadata.name}`;
+      await this.api(
+        "PATCH",
+        path,
+        { metadata: { finalizers: null } },
+        "application/merge-patch+json",
+        [404],
+      );
+      await this.api("DELETE", path, undefined, undefined, [404]);
+    });
+    await waitFor(
+      "bench Apps deleted",
+      async () => ours(await this.listApps()).length === 0,
+      timeoutMs,
+      200,
+    );
+    return apps.length;
   }
 
   /**

@@ -20,7 +20,7 @@ export interface RunSample {
   /** Of the requests: server-side applies, discovery reads. */
   applies: number;
   discovery: number;
-  /** Requests made, as "METHOD path" (server-side applies as "APPLY path"). */
+  /** Requests made, as "METHOD path" (server-side applies as APPLY, label-selector lists as LIST). */
   calls: string[];
   gitRequests: number;
   outcome: string;
@@ -68,7 +68,7 @@ export async function measuredRun(
     requests: result.requests,
     applies: rec.log.filter(isApply).length,
     discovery: rec.log.filter(isDiscovery).length,
-    calls: rec.log.map((c) => `${isApply(c) ? "APPLY" : c.method} ${c.path}`),
+    calls: rec.log.map((c) => `${isApply(c) ? "APPLY" : c.list ? "LIST" : c.method} ${c.path}`),
     gitRequests: gitAfter - gitBefore,
     outcome: result.outcome,
     syncStatus: result.syncStatus,
@@ -77,8 +77,8 @@ export async function measuredRun(
 }
 
 /**
- * Reconciles until a run writes nothing (health settled: Deployments rolled out), at most
- * `timeoutMs`. Returns how many runs that took, and whether it settled.
+ * Reconciles (every 300 ms) until 3 runs in a row write nothing (health settled: Deployments
+ * rolled out), at most `timeoutMs`. Returns how many runs that took, and whether it settled.
  */
 export async function settle(
   r: Runner,
@@ -88,10 +88,12 @@ export async function settle(
 ): Promise<{ runs: number; settled: boolean }> {
   const deadline = Date.now() + timeoutMs;
   let runs = 0;
+  let quiet = 0;
   while (Date.now() < deadline) {
     const s = await measuredRun(r, ref, discovery);
     runs++;
-    if (writes(s.requests) === 0 && s.outcome === "Reconciled") return { runs, settled: true };
+    quiet = writes(s.requests) === 0 && s.outcome === "Reconciled" ? quiet + 1 : 0;
+    if (quiet >= 3) return { runs, settled: true };
     await sleep(300);
   }
   return { runs, settled: false };
@@ -198,7 +200,9 @@ function phase(xs: RunSample[]): PhaseTiming {
     requestsTotalRange: [Math.min(...totals), Math.max(...totals)],
     gitRequests: summarize(xs.map((x) => x.gitRequests)),
     failures: failures(xs),
+    runsWithWrites: xs.filter((x) => writes(x.requests) > 0).length,
     samples: xs.map((x) => ({
+      writes: writes(x.requests),
       wallMs: Math.round(x.wallMs * 100) / 100,
       cpuMs: Math.round(x.cpuMs * 100) / 100,
       gitRequests: x.gitRequests,
@@ -256,5 +260,46 @@ export async function timingCase(
     firstSync: phase(first),
     newCommit: phase(commits),
     noop: { ...phase(noops), settleRuns: s.runs, settled: s.settled },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a no-op run's CPU goes: the pieces of it, each measured alone.
+
+export interface CpuBreakdown {
+  /** One API request through plumb's Node transport (GET /version). */
+  apiRequestCpuMs: Summary;
+  apiRequestWallMs: Summary;
+  /** GitPort.resolve (ls-refs: 2 HTTP requests to the Git server). */
+  lsRefsCpuMs: Summary;
+  lsRefsWallMs: Summary;
+}
+
+export async function cpuBreakdown(r: Runner, repoUrl: string, n = 20): Promise<CpuBreakdown> {
+  const measure = async (fn: () => Promise<unknown>) => {
+    const cpu: number[] = [];
+    const wall: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await fn();
+      wall.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
+    }
+    return { cpu: summarize(cpu), wall: summarize(wall) };
+  };
+  const api = await measure(() => r.transport("GET", "/version"));
+  const git = await measure(() =>
+    r.gitPort.resolve(
+      { url: repoUrl, ref: "main", path: "." } as Parameters<GitPort["resolve"]>[0],
+      undefined,
+    ),
+  );
+  return {
+    apiRequestCpuMs: api.cpu,
+    apiRequestWallMs: api.wall,
+    lsRefsCpuMs: git.cpu,
+    lsRefsWallMs: git.wall,
   };
 }

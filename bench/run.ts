@@ -6,11 +6,13 @@ import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { type BundleResult, bundleSize } from "./bundle.ts";
 import { type CronResult, cronNode, cronWorkerd } from "./cron.ts";
-import { CASES, cronFiles } from "./fixtures.ts";
+import { CASES, cronFiles, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { type Cluster, isDiscovery, Kube, ROOT, startCluster } from "./kube.ts";
 import { type MemoryResult, memoryPeak } from "./memory.ts";
 import {
+  type CpuBreakdown,
+  cpuBreakdown,
   measuredRun,
   type RequestsCase,
   type RunSample,
@@ -42,6 +44,7 @@ interface Results {
   durationMs?: number;
   requests: RequestsCase[];
   timings: TimingCase[];
+  cpuBreakdown?: CpuBreakdown | undefined;
   webhook: WebhookResult[];
   cron: CronResult[];
   bundle?: BundleResult | undefined;
@@ -131,6 +134,12 @@ async function main(): Promise<void> {
     if (t) results.timings.push(t);
   }
 
+  results.cpuBreakdown = await phase(
+    "no-op CPU breakdown (API request, ls-refs)",
+    60_000,
+    async () => cpuBreakdown(r, (await git!.createRepo("cpu", guestbook.files())).url),
+  );
+
   // 6. Peak memory of a first sync of the 50-object App.
   results.memory = await phase(
     "memory: first sync of generated-50 in a child process",
@@ -213,9 +222,10 @@ async function main(): Promise<void> {
   // 4. Cron ticks on Node.
   for (const n of NODE_CRON_SIZES) {
     const budget = n >= 1000 ? 420_000 : 120_000;
-    const c = await phase(`cron tick, node: ${n} Apps`, budget + 60_000, () =>
-      cronNode(kube, git!, cronRepo, n, budget),
-    );
+    const c = await phase(`cron tick, node: ${n} Apps`, budget + 60_000, async () => {
+      await kube.deleteApps();
+      return cronNode(kube, git!, cronRepo, n, budget);
+    });
     if (c) results.cron.push(c);
   }
 

@@ -79,6 +79,7 @@ export async function reconcileApp(
         app: id,
         outcome: "Failed",
         error: err instanceof Error ? err.message : String(err),
+        retryable: true,
       };
       if (!retry) break;
       ports.log?.({ app: id, msg: "retrying after a concurrent change", attempt });

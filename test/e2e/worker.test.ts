@@ -78,7 +78,7 @@ beforeAll(async () => {
     async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
     90_000,
   ).catch((err) => {
-    throw new Error(`${String(err)}\n${log.slice(-3000)}`);
+    throw new Error(`${String(err)}\n${log.slice(-6000)}`);
   });
 }, 120_000);
 
@@ -115,7 +115,7 @@ describe("plumb in workerd", () => {
       async () => (await image()) === "gcr.io/google-samples/gb-frontend:v8",
       60_000,
     ).catch((err) => {
-      throw new Error(`${String(err)}\n${log.slice(-3000)}`);
+      throw new Error(`${String(err)}\n${log.slice(-6000)}`);
     });
     expect((await getApp("worker", "pushed")).status?.revision).toBe(sha);
   });
@@ -141,7 +141,7 @@ describe("plumb in workerd", () => {
       },
       60_000,
     ).catch((err) => {
-      throw new Error(`${String(err)}\n${log.slice(-3000)}`);
+      throw new Error(`${String(err)}\n${log.slice(-6000)}`);
     });
     const after = proxy.requests.slice(seen);
     const gets = (name: string) =>

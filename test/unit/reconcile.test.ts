@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GitPort, Ports, SourceFile } from "../../src/reconcile/index.ts";
-import { reconcileApp } from "../../src/reconcile/index.ts";
+import { KubeApiError, reconcileApp } from "../../src/reconcile/index.ts";
 import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
 
 const DEPLOY = (image: string) => `apiVersion: apps/v1
@@ -156,5 +156,28 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(status(kube).resources?.find((x) => x.kind === "Widget")).toMatchObject({
       status: "Failed",
     });
+  });
+});
+
+describe("reconcileApp when the API server fails", () => {
+  it("marks a run that could not record its outcome as retryable", async () => {
+    const { kube, ports } = setup();
+    kube.getApp = async () => {
+      throw new KubeApiError(503, "ServiceUnavailable", "get App team-a/web: unavailable");
+    };
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    expect(r).toMatchObject({
+      outcome: "Failed",
+      retryable: true,
+      error: "get App team-a/web: unavailable",
+    });
+  });
+
+  it("a run whose failure is in status is not retryable (the schedule retries it)", async () => {
+    const { head, ports } = setup();
+    head.sha = "c".repeat(40);
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    expect(r.outcome).toBe("Failed");
+    expect(r.retryable).toBeUndefined();
   });
 });
