@@ -29,7 +29,8 @@ interface Leaf {
  * a field's ownership to whoever changes it (kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts).
  * Lists whose items all have a `name` are matched by name (the merge key of containers,
  * env, volumes, ports); other lists compare whole. `status` and metadata other than labels
- * and annotations are ignored. Pure.
+ * and annotations are ignored. Values of a v1 Secret are never reported (path and manager
+ * only). Pure.
  */
 export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField[] {
   const leaves: Leaf[] = [];
@@ -43,9 +44,13 @@ export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField
   for (const leaf of leaves) {
     if (leaf.liveFound && canonicalJson(leaf.desired) === canonicalJson(leaf.live)) continue;
     const manager = owners.find((m) => hasPath(m.fieldsV1, leaf.keys))?.manager;
-    if (manager === FIELD_MANAGER) continue;
-    const field: DriftedField = { path: leaf.path, desired: show(leaf.desired) };
-    if (leaf.liveFound) field.live = show(leaf.live);
+    // Still plumb's and present: the API server normalized it. Gone is drift whoever owns it.
+    if (manager === FIELD_MANAGER && leaf.liveFound) continue;
+    // A Secret's values never leave the cluster: report the path and the manager only.
+    const secret = desired.kind === "Secret" && desired.apiVersion === "v1";
+    const field: DriftedField = { path: leaf.path };
+    if (!secret) field.desired = show(leaf.desired);
+    if (leaf.liveFound && !secret) field.live = show(leaf.live);
     if (manager !== undefined) field.manager = manager;
     out.push(field);
   }
@@ -84,14 +89,20 @@ function walk(
     for (const item of d as Record<string, unknown>[]) {
       const name = item["name"] as string;
       const li = liveItems.find((x) => x["name"] === name);
-      walk(
-        item,
-        li,
-        `${path}[name=${name}]`,
-        [...keys, `k:${JSON.stringify({ name })}`],
-        found && li !== undefined,
-        out,
-      );
+      const itemPath = `${path}[name=${name}]`;
+      const itemKeys = [...keys, `k:${JSON.stringify({ name })}`];
+      if (li === undefined) {
+        // The whole item is gone (a container or env var removed): one entry, not one per field.
+        out.push({
+          path: itemPath,
+          keys: itemKeys,
+          desired: item,
+          live: undefined,
+          liveFound: false,
+        });
+        continue;
+      }
+      walk(item, li, itemPath, itemKeys, found, out);
     }
     return;
   }

@@ -1,0 +1,144 @@
+import { describe, expect, it } from "vitest";
+import type { KubeObject } from "../reconcile/ports.ts";
+import { detectDrift } from "./drift.ts";
+
+const desired: KubeObject = {
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "a", labels: { app: "web" } },
+  spec: {
+    replicas: 2,
+    template: {
+      spec: {
+        containers: [{ name: "web", image: "nginx:1", resources: { limits: { cpu: 0.5 } } }],
+      },
+    },
+  },
+};
+
+const live = (
+  replicas: number,
+  image: string,
+  managedFields: KubeObject["metadata"]["managedFields"],
+): KubeObject => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name: "web", namespace: "a", labels: { app: "web" }, managedFields },
+  spec: {
+    replicas,
+    template: {
+      spec: {
+        containers: [
+          {
+            name: "web",
+            image,
+            imagePullPolicy: "IfNotPresent",
+            resources: { limits: { cpu: "500m" } },
+          },
+        ],
+      },
+    },
+  },
+  status: { replicas },
+});
+
+const plumbOwnsAll = {
+  manager: "plumb",
+  operation: "Apply",
+  fieldsV1: {
+    "f:metadata": { "f:labels": { "f:app": {} } },
+    "f:spec": {
+      "f:replicas": {},
+      "f:template": {
+        "f:spec": {
+          "f:containers": {
+            'k:{"name":"web"}': { "f:image": {}, "f:resources": { "f:limits": { "f:cpu": {} } } },
+          },
+        },
+      },
+    },
+  },
+};
+
+describe("detectDrift", () => {
+  it("is empty when live matches or differs only by the API server's normalization", () => {
+    expect(detectDrift(desired, live(2, "nginx:1", [plumbOwnsAll]))).toEqual([]);
+  });
+
+  it("names each drifted field with desired, live and the manager that changed it", () => {
+    const scaled = live(5, "nginx:2", [
+      { ...plumbOwnsAll, fieldsV1: { "f:metadata": { "f:labels": { "f:app": {} } } } },
+      {
+        manager: "kubectl-scale",
+        operation: "Update",
+        subresource: "scale",
+        fieldsV1: { "f:spec": { "f:replicas": {} } },
+      },
+      {
+        manager: "kubectl-edit",
+        operation: "Update",
+        fieldsV1: {
+          "f:spec": {
+            "f:replicas": {},
+            "f:template": {
+              "f:spec": { "f:containers": { 'k:{"name":"web"}': { "f:image": {} } } },
+            },
+          },
+        },
+      },
+    ]);
+    expect(detectDrift(desired, scaled)).toEqual([
+      { path: "spec.replicas", desired: "2", live: "5", manager: "kubectl-edit" },
+      {
+        path: "spec.template.spec.containers[name=web].image",
+        desired: "nginx:1",
+        live: "nginx:2",
+        manager: "kubectl-edit",
+      },
+      {
+        path: "spec.template.spec.containers[name=web].resources.limits.cpu",
+        desired: "0.5",
+        live: "500m",
+      },
+    ]);
+  });
+
+  it("reports a removed container as drift", () => {
+    const gone = {
+      ...live(2, "nginx:1", [plumbOwnsAll]),
+      spec: { replicas: 2, template: { spec: { containers: [] } } },
+    };
+    expect(detectDrift(desired, gone)).toEqual([
+      {
+        path: "spec.template.spec.containers[name=web]",
+        desired: '{"name":"web","image":"nginx:1","resources":{"limits":{"cpu":0.5}}}',
+      },
+    ]);
+  });
+
+  it("never reports a Secret's values", () => {
+    const secret: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      stringData: { password: "hunter2" },
+    };
+    const changed: KubeObject = {
+      ...secret,
+      stringData: { password: "changed" },
+      metadata: {
+        name: "s",
+        managedFields: [
+          {
+            manager: "kubectl-edit",
+            operation: "Update",
+            fieldsV1: { "f:stringData": { "f:password": {} } },
+          },
+        ],
+      },
+    };
+    const drift = detectDrift(secret, changed);
+    expect(drift).toEqual([{ path: "stringData.password", manager: "kubectl-edit" }]);
+    expect(JSON.stringify(drift)).not.toContain("hunter2");
+  });
+});
