@@ -51,7 +51,7 @@ export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField
     const field: DriftedField = { path: leaf.path };
     if (!secret) field.desired = show(leaf.desired);
     if (leaf.liveFound && !secret) field.live = show(leaf.live);
-    if (manager !== undefined) field.manager = manager;
+    if (manager !== undefined && manager !== FIELD_MANAGER) field.manager = manager;
     out.push(field);
   }
   return out;
