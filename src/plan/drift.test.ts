@@ -19,7 +19,7 @@ const desired: KubeObject = {
 const live = (
   replicas: number,
   image: string,
-  managedFields: KubeObject["metadata"]["managedFields"],
+  managedFields: NonNullable<KubeObject["metadata"]["managedFields"]>,
 ): KubeObject => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
