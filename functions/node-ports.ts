@@ -9,16 +9,19 @@ import { createSlackNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
+import { createImagePort } from "../src/source/image.ts";
 
 /** A factory of Ports (a fresh KubePort each call, so request counts are per run). */
 export function nodePorts(kubeconfig: string | undefined, config: RuntimeConfig): () => Ports {
   const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
   const git = createGitPort();
+  const image = createImagePort();
   const notify = createSlackNotifier();
   const holder = `plumb-${hostname()}-${process.pid}`;
   return () => ({
     kube: createKubePort(transport),
     git,
+    image,
     notify,
     holder,
     allowedDestinations: config.allowedDestinations,

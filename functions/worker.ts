@@ -10,6 +10,7 @@ import { createSlackNotifier } from "../src/notify/index.ts";
 import { dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
 import { parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
+import { createImagePort } from "../src/source/image.ts";
 
 /** A queue message: one App to reconcile. */
 export interface ReconcileMessage {
@@ -54,6 +55,7 @@ function portsFor(env: Env): Ports {
   return {
     kube: createKubePort(transport),
     git: createGitPort(),
+    image: createImagePort(),
     notify: createSlackNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,

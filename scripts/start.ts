@@ -1,7 +1,7 @@
 // npm start: the main job. With KUBECONFIG: `plumb reconcile --all` against that cluster.
 // Without: start the local control plane (test/cluster), install the CRD, serve the guestbook
 // example from a local Git server, create the example App and reconcile until it is Healthy.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
@@ -16,11 +16,10 @@ import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "functions/cli.ts");
 
-function plumb(args: string[], kubeconfig: string): number {
-  const r = spawnSync(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], {
-    stdio: "inherit",
-  });
-  return r.status ?? 1;
+/** Runs the CLI in a child process (asynchronously: the Git server lives in this one). */
+function plumb(args: string[], kubeconfig: string): Promise<number> {
+  const child = spawn(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], { stdio: "inherit" });
+  return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 }
 
 async function main(): Promise<number> {
@@ -59,12 +58,12 @@ async function main(): Promise<number> {
     await kube.apply(app);
     console.error(`example App guestbook/guestbook → ${repo.url}`);
     for (let i = 0; i < 30; i++) {
-      const code = plumb(["reconcile", "guestbook/guestbook"], kubeconfig);
+      const code = await plumb(["reconcile", "guestbook/guestbook"], kubeconfig);
       const status = (await kube.getApp("guestbook", "guestbook"))?.status;
       if (code === 0 && status?.healthStatus === "Healthy") break;
       await new Promise((r) => setTimeout(r, 2000));
     }
-    const code = plumb(["reconcile", "--all", "--force"], kubeconfig);
+    const code = await plumb(["reconcile", "--all", "--force"], kubeconfig);
     console.error(
       `\nThe control plane keeps running: KUBECONFIG=${kubeconfig}\nStop it with: npm run cluster:stop`,
     );

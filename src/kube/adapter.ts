@@ -32,6 +32,8 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
   const discovery = options.discovery ?? processDiscovery;
   const now = options.now ?? (() => new Date());
   const counts: RequestCounts = { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
+  /** resourceVersion of each Lease this port holds, for a conditional release. */
+  const heldLeases = new Map<string, string>();
 
   async function call(
     verb: Verb,
@@ -215,63 +217,62 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
     },
     async acquireLease(namespace, name, holder, durationSeconds) {
       const at = microTime(now());
-      const res = await call("get", "GET", leasePath(namespace, name));
-      if (res.status === 404) {
-        const created = await call("create", "POST", leasePath(namespace), {
-          body: {
-            apiVersion: "coordination.k8s.io/v1",
-            kind: "Lease",
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: holder,
-              leaseDurationSeconds: durationSeconds,
-              acquireTime: at,
-              renewTime: at,
-            },
-          },
-        });
-        if (created.status === 409) return false;
-        if (created.status >= 400) throw toError(created, "create Lease");
+      const spec = {
+        holderIdentity: holder,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: at,
+        renewTime: at,
+      };
+      // Create first: one request when no run holds the Lease (the common case).
+      const created = await call("create", "POST", leasePath(namespace), {
+        body: {
+          apiVersion: "coordination.k8s.io/v1",
+          kind: "Lease",
+          metadata: { name, namespace },
+          spec,
+        },
+      });
+      if (created.status < 300) {
+        heldLeases.set(
+          `${namespace}/${name}`,
+          (created.body as KubeObject).metadata.resourceVersion ?? "",
+        );
         return true;
       }
+      if (created.status !== 409) throw toError(created, "create Lease");
+      // It exists: take it over only if it is ours or expired (a crashed run's).
+      const res = await call("get", "GET", leasePath(namespace, name));
+      if (res.status === 404) return false;
       if (res.status >= 400) throw toError(res, "get Lease");
       const lease = res.body as KubeObject & { spec?: Record<string, unknown> };
-      const spec = lease.spec ?? {};
-      const renew = Date.parse(String(spec["renewTime"] ?? ""));
-      const held = Number(spec["leaseDurationSeconds"] ?? 0) * 1000;
+      const cur = lease.spec ?? {};
+      const renew = Date.parse(String(cur["renewTime"] ?? ""));
+      const held = Number(cur["leaseDurationSeconds"] ?? 0) * 1000;
       const free =
-        !spec["holderIdentity"] ||
-        spec["holderIdentity"] === holder ||
+        !cur["holderIdentity"] ||
+        cur["holderIdentity"] === holder ||
         Number.isNaN(renew) ||
         renew + held < now().getTime();
       if (!free) return false;
       const updated = await call("update", "PUT", leasePath(namespace, name), {
-        body: {
-          ...lease,
-          spec: {
-            ...spec,
-            holderIdentity: holder,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: at,
-            renewTime: at,
-          },
-        },
+        body: { ...lease, spec: { ...cur, ...spec } },
       });
       if (updated.status === 409) return false;
       if (updated.status >= 400) throw toError(updated, "update Lease");
+      heldLeases.set(
+        `${namespace}/${name}`,
+        (updated.body as KubeObject).metadata.resourceVersion ?? "",
+      );
       return true;
     },
-    async releaseLease(namespace, name, holder) {
-      const res = await call("get", "GET", leasePath(namespace, name));
-      if (res.status >= 400) return;
-      const lease = res.body as KubeObject & { spec?: Record<string, unknown> };
-      if (lease.spec?.["holderIdentity"] !== holder) return;
+    async releaseLease(namespace, name, _holder) {
+      // Delete only the version this port acquired: a Lease taken over since stays (409).
+      const key = `${namespace}/${name}`;
+      const resourceVersion = heldLeases.get(key);
+      if (resourceVersion === undefined) return;
+      heldLeases.delete(key);
       await call("delete", "DELETE", leasePath(namespace, name), {
-        body: {
-          apiVersion: "v1",
-          kind: "DeleteOptions",
-          preconditions: { resourceVersion: lease.metadata.resourceVersion },
-        },
+        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion } },
       });
     },
     requestCounts() {

@@ -43,7 +43,8 @@ needs_build() {
 build() {
   command -v go >/dev/null 2>&1 || die "go not found in PATH (need Go >= 1.25)"
   mkdir -p "$(dirname "$BIN")"
-  local lock="$(dirname "$BIN")/.build.lock"
+  local lock
+  lock="$(dirname "$BIN")/.build.lock"
   exec 9>"$lock"
   if command -v flock >/dev/null 2>&1; then flock 9; fi
   if [[ "${1:-}" != force ]] && ! needs_build; then exec 9>&-; return 0; fi
@@ -128,7 +129,7 @@ extendedKeyUsage=clientAuth"
     openssl rand -hex 32 >admin.token
     printf '%s,plumb-admin-token,plumb-admin-token,"system:masters"\n' "$(cat admin.token)" >tokens.csv
     rm -f ca.srl
-    touch done
+    touch ./done
   )
 }
 
@@ -242,6 +243,12 @@ start_cluster() {
   (umask 077; cp "$p/admin.token" "$DIR/token")
   for c in "${COMPONENTS[@]}"; do : >"$DIR/$c.log"; done
 
+  # extra flags per component (word-split, no quoting support)
+  local apiserver_args kcm_args sim_args
+  read -r -a apiserver_args <<<"${PLUMB_CLUSTER_APISERVER_ARGS:-}"
+  read -r -a kcm_args <<<"${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}"
+  read -r -a sim_args <<<"${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}"
+
   launch etcd --data-dir="$DIR/etcd" \
     --listen-client="127.0.0.1:$ETCD_PORT" --listen-peer="127.0.0.1:$ETCD_PEER_PORT"
 
@@ -258,7 +265,7 @@ start_cluster() {
     --service-account-key-file="$p/sa.pub" --service-account-signing-key-file="$p/sa.key" \
     --endpoint-reconciler-type=none \
     --allow-privileged=true --profiling=false --v="${PLUMB_CLUSTER_APISERVER_V:-1}" \
-    ${PLUMB_CLUSTER_APISERVER_ARGS:-}
+    "${apiserver_args[@]}"
 
   launch kube-controller-manager \
     --kubeconfig="$DIR/controller-manager.kubeconfig" \
@@ -271,10 +278,10 @@ start_cluster() {
     --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
     --flex-volume-plugin-dir="$DIR/flexvolume" \
     --profiling=false --v="${PLUMB_CLUSTER_CONTROLLER_MANAGER_V:-1}" \
-    ${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}
+    "${kcm_args[@]}"
 
   launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
-    ${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}
+    "${sim_args[@]}"
 
   wait_for kube-apiserver "$START_TIMEOUT" \
     "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name=""
@@ -333,7 +340,8 @@ case "$cmd" in
   start|stop|status)
     [[ $# -eq 2 ]] || usage
     if [[ "$cmd" != start && ! -d "$2" ]]; then
-      [[ "$cmd" == stop ]] && exit 0 || { echo "no cluster in $2"; exit 1; }
+      if [[ "$cmd" == stop ]]; then exit 0; fi
+      echo "no cluster in $2"; exit 1
     fi
     DIR="$(abs_dir "$2")"
     case "$cmd" in
