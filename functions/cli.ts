@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force]`, `plumb serve --port N`.
 import { parseArgs } from "node:util";
-import { dueApps, reconcileApp, reconcileMany } from "../src/reconcile/index.ts";
+import { isDue } from "../src/plan/index.ts";
+import { reconcileApp, reconcileMany, skippedResult } from "../src/reconcile/index.ts";
 import { parseRuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
 
@@ -42,13 +43,12 @@ async function main(argv: string[]): Promise<number> {
   const ports = nodePorts(kubeconfig, config);
   const print = (r: object) => console.log(JSON.stringify(r));
   if (values.all) {
+    // A scheduled run: due Apps are reconciled, the others get a Skipped line (--force: all).
     const now = new Date();
-    const refs = values.force
-      ? (await ports().kube.listApps(values.namespace)).map((a) => ({
-          namespace: a.metadata.namespace,
-          name: a.metadata.name,
-        }))
-      : await dueApps(ports(), now, values.namespace);
+    const apps = await ports().kube.listApps(values.namespace);
+    const due = values.force ? apps : apps.filter((a) => isDue(a, now));
+    for (const app of apps) if (!due.includes(app)) print(skippedResult(app));
+    const refs = due.map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
     const results = await reconcileMany(refs, ports, () => new Date(), print, config.concurrency);
     return results.some((r) => r.outcome === "Failed") ? 1 : 0;
   }

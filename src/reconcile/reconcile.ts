@@ -40,11 +40,14 @@ import {
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
   app: string;
-  outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed";
+  /** Skipped: a scheduled run found the App not due (see nextReconcileAt). */
+  outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed" | "Skipped";
   syncStatus?: SyncStatus;
   healthStatus?: HealthStatus;
   revision?: string;
   error?: string;
+  /** For a Skipped App: when it is due. */
+  nextReconcileAt?: string;
   /** True when the run ended before it could record its outcome in status (retry it). */
   retryable?: boolean;
   requests: RequestCounts;

@@ -1,4 +1,5 @@
 // Scheduled runs: list the Apps, pick the due ones, reconcile them.
+import type { App } from "../app/index.ts";
 import { isDue } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 import { type RunResult, reconcileApp } from "./reconcile.ts";
@@ -13,6 +14,24 @@ export async function dueApps(
   return apps
     .filter((a) => isDue(a, now))
     .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+}
+
+/**
+ * The line printed for an App a scheduled run leaves alone (not due): its current state from
+ * status, outcome "Skipped", no requests made for it.
+ */
+export function skippedResult(app: App): RunResult {
+  const r: RunResult = {
+    app: `${app.metadata.namespace}/${app.metadata.name}`,
+    outcome: "Skipped",
+    requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },
+  };
+  const s = app.status;
+  if (s?.syncStatus) r.syncStatus = s.syncStatus;
+  if (s?.healthStatus) r.healthStatus = s.healthStatus;
+  if (s?.revision) r.revision = s.revision;
+  if (s?.nextReconcileAt) r.nextReconcileAt = s.nextReconcileAt;
+  return r;
 }
 
 /**

@@ -18,7 +18,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 BIN="${PLUMB_CLUSTER_BIN:-$HERE/bin/plumb-cluster}"
-NODE_NAME="${PLUMB_CLUSTER_NODE_NAME:-plumb-node}"
+NODE_NAME="" # resolved by load_state: env, then DIR/cluster.env, then plumb-node
 SERVICE_CIDR="${PLUMB_CLUSTER_SERVICE_CIDR:-10.96.0.0/16}"
 FIRST_SERVICE_IP="${PLUMB_CLUSTER_FIRST_SERVICE_IP:-10.96.0.1}"
 START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-180}"
@@ -48,7 +48,11 @@ build() {
   exec 9>"$lock"
   if command -v flock >/dev/null 2>&1; then flock 9; fi
   if [[ "${1:-}" != force ]] && ! needs_build; then exec 9>&-; return 0; fi
-  log "building $BIN (first build downloads modules and compiles Kubernetes: several minutes)"
+  if [[ -x "$BIN" ]]; then
+    log "rebuilding $BIN (sources changed)"
+  else
+    log "building $BIN (the first build downloads ~600 MB of modules and compiles Kubernetes: 7-15 min on 2 cores)"
+  fi
   local t0=$SECONDS tmp="$BIN.tmp.$$" v ldflags
   # Stamp the Kubernetes version (kubectl version, /version, discovery clients).
   v="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$HERE/go.mod")"
@@ -69,7 +73,7 @@ build() {
 
 # --- helpers -----------------------------------------------------------------
 
-abs_dir() { mkdir -p "$1" && (cd "$1" && pwd); }
+abs_dir() { mkdir -p "$1" && (cd "$1" && pwd -P); }
 
 # pid_of DIR NAME: print the pid if that component of DIR's cluster is alive.
 pid_of() {
@@ -82,6 +86,19 @@ pid_of() {
   local cmd; cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
   [[ "$cmd" == *"$name"* && "$cmd" == *"$dir/"* ]] || return 1
   echo "$pid"
+}
+
+# dir_pids NAME: pids of DIR's NAME component found by scanning /proc (also
+# finds processes whose pid files are gone, e.g. after rm -rf DIR).
+dir_pids() {
+  local f args
+  for f in /proc/[0-9]*/cmdline; do
+    { mapfile -d '' args <"$f"; } 2>/dev/null || continue
+    ((${#args[@]} > 2)) || continue
+    [[ "${args[0]}" == *plumb-cluster && "${args[1]}" == "$1" && "${args[*]}" == *"=$DIR/"* ]] || continue
+    f="${f#/proc/}"
+    echo "${f%/cmdline}"
+  done
 }
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -203,12 +220,22 @@ wait_for() { # NAME TIMEOUT CHECK...: wait until CHECK succeeds while NAME's pro
 
 # --- start / stop ------------------------------------------------------------
 
+# load_state: what DIR used last time (DIR/cluster.env), node name env override.
+ETCD_PORT="" ETCD_PEER_PORT="" APISERVER_PORT=""
+load_state() {
+  if [[ -f "$DIR/cluster.env" ]]; then
+    # shellcheck disable=SC1091
+    . "$DIR/cluster.env"
+  fi
+  NODE_NAME="${PLUMB_CLUSTER_NODE_NAME:-${NODE_NAME:-plumb-node}}"
+}
+
 start_cluster() {
   local t0=$SECONDS
   build
   local c
   for c in "${COMPONENTS[@]}"; do
-    if pid_of "$DIR" "$c" >/dev/null; then
+    if [[ -n "$(dir_pids "$c")" ]]; then
       die "a cluster is already running in $DIR ($c); run: $0 stop $DIR"
     fi
   done
@@ -216,10 +243,8 @@ start_cluster() {
   gen_certs "$DIR"
 
   # Ports: env wins, then the ones DIR used last time (if still free), then free ones.
-  local ETCD_PORT="" ETCD_PEER_PORT="" APISERVER_PORT=""
-  if [[ -f "$DIR/ports.env" ]]; then
-    # shellcheck disable=SC1091
-    . "$DIR/ports.env"
+  load_state
+  if [[ -n "$APISERVER_PORT" ]]; then
     for c in "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"; do
       port_free "$c" || { ETCD_PORT=""; ETCD_PEER_PORT=""; APISERVER_PORT=""; break; }
     done
@@ -231,8 +256,8 @@ start_cluster() {
   ETCD_PORT="${PLUMB_CLUSTER_ETCD_PORT:-$ETCD_PORT}"
   ETCD_PEER_PORT="${PLUMB_CLUSTER_ETCD_PEER_PORT:-$ETCD_PEER_PORT}"
   APISERVER_PORT="${PLUMB_CLUSTER_APISERVER_PORT:-$APISERVER_PORT}"
-  printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\n' \
-    "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" >"$DIR/ports.env"
+  printf 'ETCD_PORT=%s\nETCD_PEER_PORT=%s\nAPISERVER_PORT=%s\nNODE_NAME=%q\n' \
+    "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT" "$NODE_NAME" >"$DIR/cluster.env"
   local server="https://127.0.0.1:$APISERVER_PORT" p="$DIR/pki"
 
   write_kubeconfig "$DIR/kubeconfig" "$server" plumb-admin cert admin
@@ -295,6 +320,7 @@ export PLUMB_CLUSTER_DIR='$DIR'
 export PLUMB_CLUSTER_SERVER='$server'
 export PLUMB_CLUSTER_TOKEN_FILE='$DIR/token'
 export PLUMB_CLUSTER_CA_FILE='$DIR/ca.crt'
+export PLUMB_CLUSTER_NODE_NAME='$NODE_NAME'
 EOF
   log "cluster ready in $((SECONDS - t0))s: $server (kubeconfig: $DIR/kubeconfig)"
 }
@@ -302,14 +328,14 @@ EOF
 stop_cluster() {
   local quiet="${1:-}" c pid pids=() n
   for c in "${COMPONENTS[@]}"; do
-    if pid="$(pid_of "$DIR" "$c")"; then
+    for pid in $(dir_pids "$c"); do
       kill -TERM "$pid" 2>/dev/null || true
       pids+=("$pid")
       # let the clients go before the servers they talk to
       if [[ "$c" != etcd ]]; then
         for n in $(seq 1 30); do [[ -d "/proc/$pid" ]] || break; sleep 0.1; done
       fi
-    fi
+    done
   done
   for n in $(seq 1 100); do
     local alive=0
@@ -326,6 +352,7 @@ stop_cluster() {
 
 status_cluster() {
   local c ok=0
+  load_state
   for c in "${COMPONENTS[@]}"; do
     if pid="$(pid_of "$DIR" "$c")"; then echo "$c: running (pid $pid)"; else echo "$c: not running"; ok=1; fi
   done
@@ -339,11 +366,11 @@ case "$cmd" in
   build) build "${2:-}" ;;
   start|stop|status)
     [[ $# -eq 2 ]] || usage
-    if [[ "$cmd" != start && ! -d "$2" ]]; then
-      if [[ "$cmd" == stop ]]; then exit 0; fi
-      echo "no cluster in $2"; exit 1
+    if [[ "$cmd" == start ]]; then
+      DIR="$(abs_dir "$2")"
+    else
+      DIR="$(realpath -m "$2")" # DIR may be gone while its processes still run
     fi
-    DIR="$(abs_dir "$2")"
     case "$cmd" in
       start) start_cluster ;;
       stop) stop_cluster ;;

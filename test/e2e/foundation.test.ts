@@ -1,4 +1,6 @@
 // The foundation (issue #2): the App CRD and what the local control plane must do for plumb.
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FIELD_MANAGER } from "../../src/app/index.ts";
 import {
@@ -6,6 +8,7 @@ import {
   createApp,
   createNamespace,
   getObject,
+  kubeconfig,
   kubePort,
   transport,
   waitFor,
@@ -53,6 +56,17 @@ describe("App CRD", () => {
       "Age",
     ]);
     expect(table.rows[0]?.cells[0]).toBe("demo");
+  });
+
+  it("`kubectl explain app.spec.source` shows the field descriptions", async () => {
+    const bin = join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
+    const out = execFileSync(
+      bin,
+      ["kubectl", "explain", "app.spec.source", "--kubeconfig", kubeconfig()],
+      { encoding: "utf8" },
+    );
+    expect(out).toContain("Where the desired state comes from: exactly one of git or image.");
+    expect(out).toContain("git\t<Object>");
   });
 
   it("defaults the spec as the API sketch says", async () => {

@@ -84,4 +84,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-

@@ -1,0 +1,112 @@
+// The CLI as an operator runs it: JSON lines, exit codes, due Apps only unless --force.
+import { execFile } from "node:child_process";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  fixtureFiles,
+  type GitServer,
+  REAL_FIXTURES,
+  startGitServer,
+} from "../support/git-server.ts";
+import { createApp, createNamespace, kubeconfig } from "./support.ts";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const run = promisify(execFile);
+
+async function plumb(
+  ...args: string[]
+): Promise<{ code: number; lines: Array<Record<string, unknown>>; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [
+      join(ROOT, "functions/cli.ts"),
+      ...args,
+      "--kubeconfig",
+      kubeconfig(),
+    ]);
+    return {
+      code: 0,
+      lines: stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+      stderr,
+    };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return {
+      code: e.code,
+      lines: e.stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+      stderr: e.stderr,
+    };
+  }
+}
+
+let git: GitServer;
+beforeAll(async () => {
+  git = await startGitServer();
+});
+afterAll(async () => {
+  await git?.stop();
+});
+
+describe("plumb CLI", () => {
+  it("reconcile NS/NAME prints one JSON line with the run's outcome and requests by verb", async () => {
+    const repo = await git.createRepo("cli", fixtureFiles(join(REAL_FIXTURES, "guestbook")));
+    await createNamespace("cli");
+    await createApp("cli", "good", { source: { git: { url: repo.url } } });
+    const r = await plumb("reconcile", "cli/good");
+    expect(r.code).toBe(0);
+    expect(r.lines).toHaveLength(1);
+    expect(r.lines[0]).toMatchObject({
+      app: "cli/good",
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      revision: await repo.head(),
+    });
+    expect(Object.keys(r.lines[0]?.["requests"] as object).sort()).toEqual([
+      "create",
+      "delete",
+      "get",
+      "list",
+      "patch",
+      "update",
+    ]);
+  });
+
+  it("reconcile --all runs the due Apps, prints Skipped for the others, and exits 1 when one failed", async () => {
+    await createNamespace("cli-all");
+    await createApp("cli-all", "broken", {
+      source: { git: { url: "http://127.0.0.1:9/nothing.git" } },
+    });
+    const r = await plumb("reconcile", "--all", "--namespace", "cli-all");
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      expect.objectContaining({
+        app: "cli-all/broken",
+        outcome: "Failed",
+        error: expect.stringMatching(/^SourceFailed: /),
+      }),
+    ]);
+    const good = await plumb("reconcile", "--all", "--namespace", "cli");
+    expect(good.lines).toEqual([
+      expect.objectContaining({ app: "cli/good", outcome: "Skipped", syncStatus: "Synced" }),
+    ]);
+    expect(good.code).toBe(0);
+    const forced = await plumb("reconcile", "--all", "--force", "--namespace", "cli");
+    expect(forced.lines).toEqual([
+      expect.objectContaining({ app: "cli/good", outcome: "Reconciled" }),
+    ]);
+  });
+
+  it("refuses a malformed target with usage and exit code 2", async () => {
+    const r = await plumb("reconcile", "not-a-ref");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('expected NAMESPACE/NAME, got "not-a-ref"');
+  });
+});
