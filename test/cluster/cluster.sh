@@ -101,6 +101,14 @@ dir_pids() {
   done
 }
 
+# alive PID: running and not a zombie (exited children of a detached
+# process wait for init to reap them)
+alive() {
+  local _pid _comm state
+  { read -r _pid _comm state _ <"/proc/$1/stat"; } 2>/dev/null || return 1
+  [[ "$state" != Z && "$state" != X ]]
+}
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 b64() { base64 | tr -d '\n'; }
@@ -333,18 +341,18 @@ stop_cluster() {
       pids+=("$pid")
       # let the clients go before the servers they talk to
       if [[ "$c" != etcd ]]; then
-        for n in $(seq 1 30); do [[ -d "/proc/$pid" ]] || break; sleep 0.1; done
+        for n in $(seq 1 30); do alive "$pid" || break; sleep 0.1; done
       fi
     done
   done
   for n in $(seq 1 100); do
-    local alive=0
-    for pid in "${pids[@]}"; do [[ -d "/proc/$pid" ]] && alive=1; done
-    ((alive)) || break
+    local any=0
+    for pid in "${pids[@]}"; do if alive "$pid"; then any=1; fi; done
+    ((any)) || break
     sleep 0.1
   done
   for pid in "${pids[@]}"; do
-    if [[ -d "/proc/$pid" ]]; then kill -KILL "$pid" 2>/dev/null || true; fi
+    if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
   done
   for c in "${COMPONENTS[@]}"; do rm -f "$DIR/$c.pid"; done
   [[ -n "$quiet" ]] || log "stopped cluster in $DIR (${#pids[@]} processes)"
