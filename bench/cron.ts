@@ -23,6 +23,8 @@ export interface CronResult {
   observed: number;
   failed: number;
   requests?: { total: number; perApp: number };
+  /** CPU time of this process during "reconcile all" (Node path only), ms. */
+  cpuMs?: number;
   gitRequests?: number;
   errors: string[];
 }
@@ -96,6 +98,7 @@ export async function cronNode(
   const enqueueMs = performance.now() - t0;
   const listed = (await kube.listApps()).length;
   const results: RunResult[] = [];
+  const cpu0 = process.cpuUsage();
   const all = reconcileMany(
     due,
     ports,
@@ -105,6 +108,7 @@ export async function cronNode(
   );
   const done = await Promise.race([all.then(() => true), sleep(timeoutMs).then(() => false)]);
   const reconcileAllMs = performance.now() - t0 - enqueueMs;
+  const cpu = process.cpuUsage(cpu0);
   if (!done) errors.push(`reconcile of ${due.length} Apps not finished after ${timeoutMs} ms`);
   const gitRequests = (await git.requests()) - gitBefore;
   const totalRequests = made.reduce((s, p) => {
@@ -126,6 +130,7 @@ export async function cronNode(
     failed: failedRuns.length,
     requests: { total: totalRequests, perApp: due.length ? totalRequests / due.length : 0 },
     gitRequests,
+    cpuMs: (cpu.user + cpu.system) / 1000,
     errors,
   };
 }

@@ -204,23 +204,11 @@ export class Kube {
   }
 
   /**
-   * Removes the benchmark's Apps' finalizers and deletes the namespaces it created (labelled
+   * Deletes the benchmark's Apps (see deleteApps) and the namespaces it created (labelled
    * plumb.dev/bench, and `extra`), without waiting for the namespace controller.
    */
   async cleanup(extra: string[] = []): Promise<void> {
-    const apps = await this.listApps().catch(() => [] as App[]);
-    await pool(
-      apps.filter((a) => a.metadata.labels?.["plumb.dev/bench"] === "true"),
-      8,
-      (a) =>
-        this.api(
-          "PATCH",
-          `/apis/plumb.dev/v1alpha1/namespaces/${a.metadata.namespace}/apps/${a.metadata.name}`,
-          { metadata: { finalizers: null } },
-          "application/merge-patch+json",
-          [404],
-        ),
-    );
+    await this.deleteApps();
     const list = (await this.api("GET", "/api/v1/namespaces", undefined, undefined, [])) as {
       items: KubeObject[];
     };

@@ -172,8 +172,13 @@ export interface PhaseTiming {
   requestsTotalRange: [number, number];
   gitRequests: Summary;
   failures: string[];
+  /** Runs that wrote to the API server (for no-op runs: a health transition was recorded). */
+  runsWithWrites: number;
   samples: Array<
-    Pick<RunSample, "wallMs" | "cpuMs" | "gitRequests" | "outcome"> & { requests: number }
+    Pick<RunSample, "wallMs" | "cpuMs" | "gitRequests" | "outcome"> & {
+      requests: number;
+      writes: number;
+    }
   >;
 }
 

@@ -200,8 +200,9 @@ async function main(): Promise<void> {
         );
         if (hook) results.webhook.push(hook);
         for (const n of WORKERD_CRON_SIZES) {
-          const c = await phase(`cron tick, workerd: ${n} Apps`, 240_000, () =>
-            cronWorkerd(
+          const c = await phase(`cron tick, workerd: ${n} Apps`, 240_000, async () => {
+            await kube.deleteApps();
+            return cronWorkerd(
               kube,
               cronRepo,
               n,
@@ -209,8 +210,8 @@ async function main(): Promise<void> {
               w.output,
               () => w.proxy.requests.length,
               200_000,
-            ),
-          );
+            );
+          });
           if (c) results.cron.push(c);
         }
       } finally {
@@ -321,12 +322,16 @@ const verbRow = (
 /** "GET app ×1, PUT app/status ×1, …": what the requests other than applies were. */
 function others(calls: string[]): string {
   const label = (call: string) => {
-    const [method, path = ""] = call.split(" ");
-    if (isDiscovery({ method: method!, path })) return `${method} discovery`;
-    const m = /\/(apps|leases|events|secrets)(?:\/[^/]+)?(\/status)?$/.exec(path);
-    if (m) return `${method} ${m[1] === "apps" ? "App" : m[1]!.replace(/s$/, "")}${m[2] ?? ""}`;
-    const last = path.split("/").filter(Boolean);
-    return `${method} ${last.length % 2 === 0 ? last.at(-1) : last.at(-2)}`;
+    const [method = "", path = ""] = call.split(" ");
+    if (method === "GET" && isDiscovery({ method, path })) return "GET discovery";
+    const rest = path
+      .replace(/^\/api\/[^/]+|^\/apis\/[^/]+\/[^/]+/, "")
+      .split("/")
+      .filter(Boolean);
+    // [resource], [resource, name] or [resource, name, subresource], after namespaces/<ns>
+    const segs = rest[0] === "namespaces" && rest.length >= 3 ? rest.slice(2) : rest;
+    const resource = path.startsWith("/apis/plumb.dev/") ? "App" : segs[0];
+    return `${method} ${resource}${segs[2] ? `/${segs[2]}` : ""}`;
   };
   const counts = new Map<string, number>();
   for (const c of calls) {
@@ -406,6 +411,7 @@ function report(): string {
           ? String(p.requestsTotalRange[0])
           : `${p.requestsTotalRange[0]}–${p.requestsTotalRange[1]}`,
         p.gitRequests.p50,
+        p.runsWithWrites,
         p.failures.length,
       ]);
     }
@@ -424,11 +430,23 @@ function report(): string {
         "CPU p95",
         "requests",
         "git",
+        "wrote",
         "failed",
       ],
       trows,
     ),
   );
+  lines.push(
+    "  requests = API requests per run (range); git = Git HTTP requests per run (p50); wrote = runs that wrote",
+    "  to the API server (for no-op runs: a health change recorded in status); CPU = process.cpuUsage() of the",
+    "  benchmark process around reconcileApp (the Git server and the API server are other processes).",
+  );
+  const cb = results.cpuBreakdown;
+  if (cb)
+    lines.push(
+      `  CPU pieces (p50 of 20, each alone): one API request through plumb's Node transport (GET /version) ${ms(cb.apiRequestCpuMs.p50)} CPU / ${ms(cb.apiRequestWallMs.p50)} wall;`,
+      `  GitPort.resolve (ls-refs) ${ms(cb.lsRefsCpuMs.p50)} CPU / ${ms(cb.lsRefsWallMs.p50)} wall.`,
+    );
   for (const t of results.timings) {
     const f = [...t.firstSync.failures, ...t.newCommit.failures, ...t.noop.failures];
     if (f.length) lines.push(`  ${t.app} failures: ${[...new Set(f)].slice(0, 3).join(" | ")}`);
@@ -470,6 +488,7 @@ function report(): string {
         "failed",
         "req/App",
         "git",
+        "CPU busy",
       ],
       results.cron.map((c) => [
         c.runtime,
@@ -483,13 +502,15 @@ function report(): string {
         c.failed,
         c.requests ? round(c.requests.perApp, 1) : "",
         c.gitRequests ?? "",
+        c.cpuMs === undefined ? "" : `${Math.round((100 * c.cpuMs) / c.reconcileAllMs)}%`,
       ]),
     ),
   );
   lines.push(
     "  enqueue = list all Apps + pick the due ones (workerd: the /__scheduled request, which also sends the queue batches);",
     "  reconcile all = after enqueue until every App is reconciled (workerd: until every App has status.observedGeneration, polled every 100 ms);",
-    "  req/App on workerd counts the Worker's requests through the kube proxy.",
+    "  req/App on workerd counts the Worker's requests through the kube proxy; git = Git HTTP requests of the tick;",
+    "  CPU busy = CPU time of the (single-threaded) Node process during reconcile all ÷ its wall time.",
   );
   for (const c of results.cron)
     if (c.errors.length)
@@ -509,7 +530,7 @@ function report(): string {
     m
       ? [
           `outcome ${m.outcome} in ${ms(m.wallMs)} (${m.samples} samples)`,
-          `maxRSS: +${bytes(m.maxRssDelta)} over the baseline (${bytes(m.baseline.maxRSS)} → ${bytes(m.peak.maxRSS)})`,
+          `maxRSS: +${bytes(m.maxRssDelta)} over the baseline (${bytes(m.baseline.maxRSS)} → ${bytes(m.peak.maxRSS)})${m.maxRssDelta === 0 ? " — the run stayed under the peak RSS the process reached while starting up" : ""}`,
           `heapUsed peak: +${bytes(m.heapPeakDelta)} over the baseline (${bytes(m.baseline.heapUsed)} → ${bytes(m.peak.heapUsed)})`,
           `RSS sampled peak: +${bytes(m.rssPeakDelta)} (${bytes(m.baseline.rss)} → ${bytes(m.peak.rss)})`,
         ].join("\n")
