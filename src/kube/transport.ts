@@ -67,9 +67,21 @@ export function configurationFromKubeConfig(kubeconfigPath?: string): Configurat
   else kc.loadFromDefault();
   const cluster = kc.getCurrentCluster();
   if (!cluster) throw new Error("kubeconfig has no current cluster");
+  // KubeConfig builds a new TLS agent on every request (a handshake each time); keep the
+  // first one, whose CA and client certificate do not change, and let it pool connections.
+  // Headers (tokens, exec-plugin credentials) are still applied per request.
+  let dispatcher: ReturnType<RequestContext["getDispatcher"]>;
+  const auth = {
+    getName: () => "kubeconfig",
+    async applySecurityAuthentication(ctx: RequestContext) {
+      await kc.applySecurityAuthentication(ctx);
+      dispatcher ??= ctx.getDispatcher();
+      if (dispatcher) ctx.setDispatcher(dispatcher);
+    },
+  };
   return createConfiguration({
     baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kc },
+    authMethods: { default: auth },
   });
 }
 
