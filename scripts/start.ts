@@ -18,7 +18,9 @@ const CLI = join(ROOT, "functions/cli.ts");
 
 /** Runs the CLI in a child process (asynchronously: the Git server lives in this one). */
 function plumb(args: string[], kubeconfig: string): Promise<number> {
-  const child = spawn(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], { stdio: "inherit" });
+  const child = spawn(process.execPath, [CLI, ...args, "--kubeconfig", kubeconfig], {
+    stdio: "inherit",
+  });
   return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 }
 

@@ -52,7 +52,7 @@ describe("image source", () => {
     expect(r1).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: first });
     const deploy = await getObject("/apis/apps/v1/namespaces/image/deployments/web");
     const container = (
-      deploy?.["spec"] as { template: { spec: { containers: Array<Record<string, unknown>> } } }
+      deploy!["spec"] as { template: { spec: { containers: Array<Record<string, unknown>> } } }
     ).template.spec.containers[0];
     expect(container).toMatchObject({
       image: `${registry.host}/org/web@${first}`,

@@ -116,7 +116,7 @@ describe("drift", () => {
     );
     const replicas = async () =>
       (
-        (await getObject("/apis/apps/v1/namespaces/drift/deployments/guestbook-ui"))?.["spec"] as {
+        (await getObject("/apis/apps/v1/namespaces/drift/deployments/guestbook-ui"))!["spec"] as {
           replicas: number;
         }
       ).replicas;
