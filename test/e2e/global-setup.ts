@@ -1,7 +1,7 @@
 // e2e global setup: one local control plane per run (test/cluster), the App CRD installed.
 // Set PLUMB_E2E_KUBECONFIG to run against a control plane that is already up.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { parse } from "yaml";
@@ -25,14 +25,18 @@ export default async function setup(project: TestProject) {
   let stop = async () => {};
   if (!kubeconfig) {
     const dir = join(ROOT, ".plumb/e2e-cluster");
-    execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], {
-      stdio: "inherit",
-    });
-    kubeconfig = join(dir, "kubeconfig");
-    stop = async () => {
-      execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "stop", dir], {
+    const cluster = (verb: "start" | "stop") =>
+      execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), verb, dir], {
         stdio: "inherit",
       });
+    // A fresh control plane every run: cluster.sh keeps etcd data across starts of one DIR.
+    cluster("stop");
+    rmSync(dir, { recursive: true, force: true });
+    cluster("start");
+    kubeconfig = join(dir, "kubeconfig");
+    stop = async () => {
+      cluster("stop");
+      rmSync(dir, { recursive: true, force: true });
     };
   }
   const kube = createKubePort(transportFromConfiguration(configurationFromKubeConfig(kubeconfig)));
