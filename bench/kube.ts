@@ -1,6 +1,7 @@
 // The cluster for the benchmark: $KUBECONFIG, or a local control plane of our own
 // (test/cluster/cluster.sh in .plumb/bench-cluster), with the App CRD installed; a recording
 // transport; small API helpers.
+
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -13,6 +14,7 @@ import {
   transportFromConfiguration,
 } from "../src/kube/index.ts";
 import type { KubeObject } from "../src/reconcile/index.ts";
+import { sleep, waitFor } from "../test/support/wait.ts";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 const CLUSTER_SH = join(ROOT, "test/cluster/cluster.sh");
@@ -221,8 +223,6 @@ export class Kube {
   }
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** Runs `fn` over `items` with at most `n` at once. */
 export async function pool<T, R>(
   items: readonly T[],
@@ -241,27 +241,6 @@ export async function pool<T, R>(
   return out;
 }
 
-/** Polls `fn` every `everyMs` until truthy; throws after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  everyMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(everyMs);
-  }
-  throw new Error(
-    `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ""}`,
-  );
-}
-
 export const fileExists = existsSync;
+
+export { sleep, waitFor };

@@ -130,13 +130,13 @@ export function toSourceError(err: unknown, remote: Remote): SourceError {
     return new SourceError(`invalid repository URL ${where}`, false);
   }
   return new SourceError(
-    `could not read from ${where}: ${scrub(describe(err), remote.secrets)}`,
+    `could not read from ${where}: ${scrub(describeError(err), remote.secrets)}`,
     true,
   );
 }
 
-/** "message (cause: CODE message)" for an Error, including fetch's nested causes. */
-function describe(err: unknown): string {
+/** "message (CODE message)" for an Error, including fetch's nested cause. */
+export function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const parts = [err.message];

@@ -7,7 +7,7 @@
 import type { ImageSource } from "../app/index.ts";
 import type { GitAuth, ImagePort } from "../reconcile/ports.ts";
 import { SourceError } from "../reconcile/ports.ts";
-import { scrub } from "./http.ts";
+import { describeError, scrub } from "./http.ts";
 
 /** Host that Docker Hub references ("nginx", "org/web", "docker.io/...") are fetched from. */
 export const DOCKER_HUB_HOST = "registry-1.docker.io";
@@ -336,7 +336,7 @@ export function createImagePort(options: ImagePortOptions = {}): ImagePort {
           throw new SourceError(`timed out after ${timeoutMs} ms reading ${where}:${tag}`, true);
         }
         throw new SourceError(
-          `could not read ${where}:${tag}: ${scrub(describe(err), secrets)}`,
+          `could not read ${where}:${tag}: ${scrub(describeError(err), secrets)}`,
           true,
         );
       }
@@ -505,16 +505,4 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   let hex = "";
   for (const byte of hash) hex += byte.toString(16).padStart(2, "0");
   return hex;
-}
-
-/** "message (CODE message)" for an Error, including fetch's nested cause. */
-function describe(err: unknown): string {
-  if (!(err instanceof Error)) return String(err);
-  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
-  const parts = [err.message];
-  if (cause && typeof cause === "object") {
-    const detail = [cause.code, cause.message].filter((x) => typeof x === "string").join(" ");
-    if (detail) parts.push(`(${detail})`);
-  }
-  return parts.join(" ");
 }

@@ -95,22 +95,4 @@ export async function getObject(path: string): Promise<KubeObject | undefined> {
   return res.body as KubeObject;
 }
 
-/** Polls `fn` every 250 ms until it returns a truthy value or `timeoutMs` passes (then throws). */
-export async function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-}
+export { waitFor } from "../support/wait.ts";
