@@ -10,7 +10,15 @@ import {
   type TestRepo,
 } from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
-import { createApp, createNamespace, getApp, getObject, kubeconfig, waitFor } from "./support.ts";
+import {
+  createApp,
+  createNamespace,
+  deploymentImage,
+  getApp,
+  getObject,
+  kubeconfig,
+  waitFor,
+} from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const SECRET = "e2e-webhook-secret";
@@ -63,13 +71,6 @@ afterAll(async () => {
   await git?.stop();
 });
 
-const image = async () =>
-  (
-    (await getObject("/apis/apps/v1/namespaces/hooked/deployments/guestbook-ui"))?.["spec"] as
-      | { template: { spec: { containers: Array<{ image: string }> } } }
-      | undefined
-  )?.template.spec.containers[0]?.image;
-
 describe("plumb serve", () => {
   it("a signed GitHub push makes the matching App apply the new commit", async () => {
     const file = "guestbook-ui-deployment.yaml";
@@ -86,7 +87,9 @@ describe("plumb serve", () => {
     expect(await res.json()).toMatchObject({ apps: ["hooked/app"], revision: sha });
     await waitFor(
       "new image live",
-      async () => (await image()) === "gcr.io/google-samples/gb-frontend:v7",
+      async () =>
+        (await deploymentImage("hooked", "guestbook-ui")) ===
+        "gcr.io/google-samples/gb-frontend:v7",
       30_000,
     );
     expect((await getApp("hooked", "app")).status?.revision).toBe(sha);

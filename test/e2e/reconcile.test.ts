@@ -15,6 +15,7 @@ import {
   api,
   createApp,
   createNamespace,
+  deploymentImage,
   getApp,
   getObject,
   patchAppSpec,
@@ -64,13 +65,6 @@ async function reconcileUntil(
     timeoutMs,
   );
 }
-
-const deploymentImage = async (ns: string, name: string) => {
-  const d = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
-  return (
-    d?.["spec"] as { template: { spec: { containers: Array<{ image: string }> } } } | undefined
-  )?.template.spec.containers[0]?.image;
-};
 
 describe("guestbook and podinfo-webapp from Git", () => {
   it("one reconcile lands every object, owned by plumb; Synced at the commit; Healthy once Pods are Ready", async () => {

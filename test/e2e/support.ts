@@ -96,3 +96,12 @@ export async function getObject(path: string): Promise<KubeObject | undefined> {
 }
 
 export { waitFor } from "../support/wait.ts";
+
+/** The image of the first container of Deployment ns/name, or undefined when absent. */
+export async function deploymentImage(ns: string, name: string): Promise<string | undefined> {
+  const d = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/${name}`);
+  const spec = d?.["spec"] as
+    | { template: { spec: { containers: Array<{ image: string }> } } }
+    | undefined;
+  return spec?.template.spec.containers[0]?.image;
+}

@@ -18,8 +18,8 @@ import { type KubeProxy, startKubeProxy } from "../support/kube-proxy.ts";
 import {
   createApp,
   createNamespace,
+  deploymentImage,
   getApp,
-  getObject,
   kubeconfig,
   realPorts,
   waitFor,
@@ -88,13 +88,6 @@ afterAll(async () => {
   await git?.stop();
 });
 
-const image = async () =>
-  (
-    (await getObject("/apis/apps/v1/namespaces/worker/deployments/guestbook-ui"))?.["spec"] as
-      | { template: { spec: { containers: Array<{ image: string }> } } }
-      | undefined
-  )?.template.spec.containers[0]?.image;
-
 describe("plumb in workerd", () => {
   it("a signed push makes the App apply the new commit", async () => {
     await reconcileApp({ namespace: "worker", name: "pushed" }, realPorts(), new Date());
@@ -112,7 +105,9 @@ describe("plumb in workerd", () => {
     expect(await res.json()).toMatchObject({ apps: ["worker/pushed"], revision: sha });
     await waitFor(
       "new image live",
-      async () => (await image()) === "gcr.io/google-samples/gb-frontend:v8",
+      async () =>
+        (await deploymentImage("worker", "guestbook-ui")) ===
+        "gcr.io/google-samples/gb-frontend:v8",
       60_000,
     ).catch((err) => {
       throw new Error(`${String(err)}\n${log.slice(-6000)}`);
