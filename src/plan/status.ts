@@ -25,7 +25,8 @@ export interface RunRecord {
   observedRevision?: string;
   observedObjectHash?: string;
   /** Set when this run applied a revision. */
-  applied?: { revision: string; objectHash: string };
+  /** Set when this run applied a revision; objectHash absent when some objects failed. */
+  applied?: { revision: string; objectHash?: string };
   /** Set when this run staged a revision for approval; null clears a held one. */
   held?: { revision: string; objectHash: string } | null;
   /** The revision a Rollback moved away from; null clears it. */

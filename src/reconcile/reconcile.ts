@@ -350,7 +350,12 @@ class Run {
         failed ? [...failures, ...pruneErrors].join("; ") : `applied ${target.revision}`,
       );
     }
-    this.record.applied = { revision: target.revision, objectHash: target.objectHash };
+    // A partial apply records the revision but not the hash, so the next run applies again
+    // (a CRD installed since, a namespace created since) instead of calling the set applied.
+    this.record.applied =
+      failures.length > 0
+        ? { revision: target.revision }
+        : { revision: target.revision, objectHash: target.objectHash };
     if (decision.reason === "Rollback")
       this.record.rolledBackFrom = target.revision === sourceRevision ? null : sourceRevision;
     else this.record.rolledBackFrom = null;

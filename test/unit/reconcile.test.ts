@@ -156,6 +156,15 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(status(kube).resources?.find((x) => x.kind === "Widget")).toMatchObject({
       status: "Failed",
     });
+    // Its CRD arrives: the next run applies the same revision again, and it is Synced.
+    kube.unknownKinds.delete("Widget");
+    const again = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(60));
+    expect(again).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      revision: "d".repeat(40),
+    });
+    expect(kube.objects.has("example.com/Widget/team-a/w")).toBe(true);
   });
 });
 
