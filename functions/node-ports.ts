@@ -25,6 +25,7 @@ export function nodePorts(kubeconfig: string | undefined, config: RuntimeConfig)
     notify,
     holder,
     allowedDestinations: config.allowedDestinations,
+    allowedClusterKinds: config.allowedClusterKinds,
     log: (entry) => console.error(JSON.stringify(entry)),
   });
 }

@@ -59,6 +59,7 @@ function portsFor(env: Env): Ports {
     notify: createSlackNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,
+    allowedClusterKinds: config.allowedClusterKinds,
     log: (entry) => console.log(JSON.stringify(entry)),
   };
 }

@@ -66,7 +66,13 @@ describe("validateSpec", () => {
         source: { git: { url: "https://h/o/r.git", ref: "HEAD", path: "." } },
         destination: { cluster: "" },
         interval: "5m",
-        syncPolicy: { automated: true, prune: true, selfHeal: false, requiresApproval: false },
+        syncPolicy: {
+          automated: true,
+          prune: true,
+          selfHeal: false,
+          requiresApproval: false,
+          allowEmpty: false,
+        },
         freeze: false,
       },
     });
@@ -83,6 +89,21 @@ describe("validateSpec", () => {
       "spec.source.git.url",
       "spec.source.git.path",
       "spec.interval",
+    ]);
+  });
+
+  it("refuses intervals that overflow dates, and other clusters", () => {
+    const r = validateSpec({
+      source: { git: { url: "https://h/o/r.git" } },
+      interval: "999999999999h",
+      destination: { cluster: "https://prod.example.com:6443" },
+    });
+    expect(r.ok ? [] : r.issues).toEqual([
+      {
+        path: "spec.destination.cluster",
+        message: 'only "" (the cluster plumb talks to) is supported',
+      },
+      { path: "spec.interval", message: "must be between 1s and 8760h (a year)" },
     ]);
   });
 

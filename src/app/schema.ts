@@ -1,6 +1,10 @@
 // The App API, plumb.dev/v1alpha1: one zod schema from which the TypeScript types,
 // runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
 import { z } from "zod";
+import { parseDuration } from "./duration.ts";
+
+/** Longest spec.interval accepted (a year): beyond it dates overflow. */
+export const MAX_INTERVAL_MS = 8760 * 3_600_000;
 
 export const GROUP = "plumb.dev";
 export const VERSION = "v1alpha1";
@@ -93,6 +97,7 @@ export const Destination = z
       .describe("Namespace for namespaced objects without one. Defaults to the App's namespace."),
     cluster: z
       .string()
+      .max(0, 'only "" (the cluster plumb talks to) is supported')
       .default("")
       .describe('Target cluster; "" is the cluster plumb talks to (the only one supported).'),
   })
@@ -107,7 +112,9 @@ export const SyncPolicy = z
     prune: z
       .boolean()
       .default(true)
-      .describe("Delete objects this App applied before and no longer renders."),
+      .describe(
+        "Delete objects this App applied before and no longer renders, and its objects when the App is deleted.",
+      ),
     selfHeal: z
       .boolean()
       .default(false)
@@ -116,6 +123,12 @@ export const SyncPolicy = z
       .boolean()
       .default(false)
       .describe("Hold each new revision until approved (an Approve operation)."),
+    allowEmpty: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Apply (and prune to) a render with no objects; off, an empty render fails instead of pruning everything.",
+      ),
   })
   .describe("When and how plumb applies.");
 
@@ -166,6 +179,11 @@ export const AppSpec = z
     interval: z
       .string()
       .regex(DURATION, "must be a duration such as 30s, 5m or 1h")
+      .refine((d) => {
+        if (!DURATION.test(d)) return true; // the regex has said what is wrong
+        const ms = parseDuration(d);
+        return ms >= 1000 && ms <= MAX_INTERVAL_MS;
+      }, "must be between 1s and 8760h (a year)")
       .default("5m")
       .describe("How often a scheduled run reconciles this App."),
     syncPolicy: SyncPolicy.default({
@@ -173,6 +191,7 @@ export const AppSpec = z
       prune: true,
       selfHeal: false,
       requiresApproval: false,
+      allowEmpty: false,
     }),
     freeze: z.boolean().default(false).describe("Apply nothing; report health and sync only."),
     operation: Operation.optional(),

@@ -96,6 +96,7 @@ export async function renderRevision(
     appName: app.metadata.name,
     destinationNamespace: spec.destination.namespace ?? app.metadata.namespace,
     allowedNamespaces: ports.allowedDestinations ?? [],
+    allowedClusterKinds: ports.allowedClusterKinds ?? [],
     scopes,
   });
   if (!rendered.ok) return renderFailed(rendered.issues);

@@ -173,6 +173,8 @@ export interface Ports {
   holder: string;
   /** Cluster-wide policy: namespaces an App may deploy to besides its own ("*" for any). */
   allowedDestinations?: readonly string[];
+  /** Cluster-wide policy: cluster-scoped kinds Apps may apply besides Namespaces. */
+  allowedClusterKinds?: readonly string[];
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
   /** Logger for operators; never given secrets. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hashObjects } from "./hash.ts";
 import { parseManifests } from "./manifests.ts";
-import { renderObjects } from "./render.ts";
+import { MAX_OBJECTS, renderObjects } from "./render.ts";
 
 const ctx = {
   appNamespace: "team-a",
@@ -143,6 +143,39 @@ describe("renderObjects", () => {
     expect(
       renderObjects([], { ...ctx, destinationNamespace: "prod", allowedNamespaces: ["*"] }).ok,
     ).toBe(true);
+  });
+
+  it("refuses cluster-scoped kinds other than Namespaces unless the cluster setting allows them", () => {
+    const crb =
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: escalate}\nrules: []\n";
+    const refused = renderObjects(parsed(crb), ctx);
+    expect(refused.ok ? [] : refused.issues).toEqual([
+      {
+        path: "m.yaml:1",
+        message:
+          "ClusterRole escalate: cluster-scoped ClusterRole objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)",
+      },
+    ]);
+    for (const allowed of [["ClusterRole"], ["rbac.authorization.k8s.io/ClusterRole"], ["*"]]) {
+      expect(renderObjects(parsed(crb), { ...ctx, allowedClusterKinds: allowed }).ok).toBe(true);
+    }
+    expect(
+      renderObjects(parsed(crb), { ...ctx, allowedClusterKinds: ["example.com/ClusterRole"] }).ok,
+    ).toBe(false);
+  });
+
+  it("refuses a set of more than MAX_OBJECTS objects", () => {
+    const many = Array.from(
+      { length: MAX_OBJECTS + 1 },
+      (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c${i}}\n`,
+    ).join("---\n");
+    const r = renderObjects(parsed(many), ctx);
+    expect(r.ok ? [] : r.issues).toEqual([
+      {
+        path: "spec.source",
+        message: "renders 1001 objects; an App may have at most 1000 (split it into several Apps)",
+      },
+    ]);
   });
 
   it("hashes equal sets equally whatever the key order, and different sets differently", async () => {

@@ -15,6 +15,21 @@ export interface RenderContext {
   allowedNamespaces: readonly string[];
   /** gvkKey → namespaced? from discovery; absent = kind unknown to the API server. */
   scopes: ReadonlyMap<string, boolean>;
+  /**
+   * Cluster-scoped kinds Apps may apply besides Namespaces: "Kind" (any group), "group/Kind",
+   * or "*" (cluster-wide setting; default none — a tenant's App must not bind ClusterRoles).
+   */
+  allowedClusterKinds?: readonly string[];
+}
+
+/** Most objects one App may render: its inventory lives in the App's status (etcd's 1.5 MiB). */
+export const MAX_OBJECTS = 1000;
+
+/** May an App apply a cluster-scoped object of this kind? Namespaces follow namespaceAllowed. */
+export function clusterKindAllowed(ctx: RenderContext, apiVersion: string, kind: string): boolean {
+  const allowed = ctx.allowedClusterKinds ?? [];
+  const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
+  return allowed.includes("*") || allowed.includes(kind) || allowed.includes(`${group}/${kind}`);
 }
 
 export type RenderResult = { ok: true; objects: KubeObject[] } | { ok: false; issues: Issue[] };
@@ -67,7 +82,10 @@ export function namespaceAllowed(ctx: RenderContext, namespace: string): boolean
  *   the destination.
  * - Kinds the API server does not know yet are taken as namespaced unless a CRD in the same
  *   set declares them Cluster-scoped; their apply fails per object later.
- * - Duplicate objects (same group, kind, namespace, name) are refused.
+ * - Cluster-scoped objects other than Namespaces are refused unless the cluster setting
+ *   allows their kind (Argo CD projects' clusterResourceWhitelist plays the same part).
+ * - Duplicate objects (same group, kind, namespace, name) are refused, and so is a set of
+ *   more than MAX_OBJECTS.
  * - Tracking labels are stamped; order is KIND_ORDER, then by namespace and name.
  * @returns the objects, or every issue found (`path` is "file:line").
  */
@@ -101,12 +119,16 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
       obj.metadata.namespace = ns;
     } else {
       delete obj.metadata.namespace;
-      if (
-        obj.kind === "Namespace" &&
-        obj.apiVersion === "v1" &&
-        !namespaceAllowed(ctx, obj.metadata.name)
-      ) {
-        issues.push({ path: origin, message: `${label}: namespace is not allowed for this App` });
+      if (obj.kind === "Namespace" && obj.apiVersion === "v1") {
+        if (!namespaceAllowed(ctx, obj.metadata.name)) {
+          issues.push({ path: origin, message: `${label}: namespace is not allowed for this App` });
+          continue;
+        }
+      } else if (!clusterKindAllowed(ctx, obj.apiVersion, obj.kind)) {
+        issues.push({
+          path: origin,
+          message: `${label}: cluster-scoped ${obj.kind} objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)`,
+        });
         continue;
       }
     }
@@ -122,6 +144,12 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
       ...trackingLabels(ctx.appNamespace, ctx.appName),
     };
     out.push(obj);
+  }
+  if (out.length > MAX_OBJECTS) {
+    issues.push({
+      path: "spec.source",
+      message: `renders ${out.length} objects; an App may have at most ${MAX_OBJECTS} (split it into several Apps)`,
+    });
   }
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, objects: sortObjects(out) };

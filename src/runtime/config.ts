@@ -5,12 +5,15 @@ import { z } from "zod";
 export interface RuntimeConfig {
   /** Namespaces Apps may deploy to besides their own ("*" = any). */
   allowedDestinations: string[];
+  /** Cluster-scoped kinds Apps may apply besides Namespaces ("Kind", "group/Kind" or "*"). */
+  allowedClusterKinds: string[];
   /** Runs at once in `reconcile --all` and the cron tick. */
   concurrency: number;
 }
 
 const Env = z.object({
   PLUMB_ALLOWED_DESTINATIONS: z.string().optional(),
+  PLUMB_ALLOWED_CLUSTER_KINDS: z.string().optional(),
   PLUMB_CONCURRENCY: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a positive integer")
@@ -27,9 +30,15 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
     const issue = r.error.issues[0]!;
     throw new Error(`${issue.path.join(".")}: ${issue.message}`);
   }
-  const allowed = (r.data.PLUMB_ALLOWED_DESTINATIONS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return { allowedDestinations: allowed, concurrency: Number(r.data.PLUMB_CONCURRENCY ?? "4") };
+  const list = (v: string | undefined) =>
+    (v ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const allowed = list(r.data.PLUMB_ALLOWED_DESTINATIONS);
+  return {
+    allowedDestinations: allowed,
+    allowedClusterKinds: list(r.data.PLUMB_ALLOWED_CLUSTER_KINDS),
+    concurrency: Number(r.data.PLUMB_CONCURRENCY ?? "4"),
+  };
 }

@@ -79,7 +79,13 @@ describe("App CRD", () => {
       source: { git: { url: "https://git.example/org/demo.git", ref: "HEAD", path: "." } },
       destination: { cluster: "" },
       interval: "5m",
-      syncPolicy: { automated: true, prune: true, selfHeal: false, requiresApproval: false },
+      syncPolicy: {
+        automated: true,
+        prune: true,
+        selfHeal: false,
+        requiresApproval: false,
+        allowEmpty: false,
+      },
       freeze: false,
     });
   });
