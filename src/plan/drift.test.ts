@@ -116,29 +116,53 @@ describe("detectDrift", () => {
     ]);
   });
 
+  it("ignores desired nulls and a Secret's write-only stringData", () => {
+    const withNull: KubeObject = {
+      ...desired,
+      spec: {
+        replicas: 2,
+        template: { metadata: { creationTimestamp: null }, spec: { containers: [] } },
+      },
+    };
+    expect(detectDrift(withNull, live(2, "nginx:1", [plumbOwnsAll]))).toEqual([]);
+    const secret: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      stringData: { token: "x" },
+    };
+    const stored: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s", managedFields: [] },
+      data: { token: "eA==" },
+    };
+    expect(detectDrift(secret, stored)).toEqual([]);
+  });
+
   it("never reports a Secret's values", () => {
     const secret: KubeObject = {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name: "s" },
-      stringData: { password: "hunter2" },
+      data: { password: "aHVudGVyMg==" },
     };
     const changed: KubeObject = {
       ...secret,
-      stringData: { password: "changed" },
+      data: { password: "Y2hhbmdlZA==" },
       metadata: {
         name: "s",
         managedFields: [
           {
             manager: "kubectl-edit",
             operation: "Update",
-            fieldsV1: { "f:stringData": { "f:password": {} } },
+            fieldsV1: { "f:data": { "f:password": {} } },
           },
         ],
       },
     };
     const drift = detectDrift(secret, changed);
-    expect(drift).toEqual([{ path: "stringData.password", manager: "kubectl-edit" }]);
-    expect(JSON.stringify(drift)).not.toContain("hunter2");
+    expect(drift).toEqual([{ path: "data.password", manager: "kubectl-edit" }]);
+    expect(JSON.stringify(drift)).not.toContain("aHVudGVyMg");
   });
 });

@@ -29,8 +29,8 @@ interface Leaf {
  * a field's ownership to whoever changes it (kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts).
  * Lists whose items all have a `name` are matched by name (the merge key of containers,
  * env, volumes, ports); other lists compare whole. `status` and metadata other than labels
- * and annotations are ignored. Values of a v1 Secret are never reported (path and manager
- * only). Pure.
+ * and annotations are ignored, and so are desired nulls and a Secret's write-only stringData.
+ * Values of a v1 Secret are never reported (path and manager only). Pure.
  */
 export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField[] {
   const leaves: Leaf[] = [];
@@ -42,6 +42,10 @@ export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField
   );
   const out: DriftedField[] = [];
   for (const leaf of leaves) {
+    // null in a manifest means "unset" (creationTimestamp: null from kubectl --dry-run).
+    if (leaf.desired === null) continue;
+    // stringData is write-only: the API server folds it into data.
+    if (desired.kind === "Secret" && leaf.path.startsWith("stringData.")) continue;
     if (leaf.liveFound && canonicalJson(leaf.desired) === canonicalJson(leaf.live)) continue;
     const manager = owners.find((m) => hasPath(m.fieldsV1, leaf.keys))?.manager;
     // Still plumb's and present: the API server normalized it. Gone is drift whoever owns it.

@@ -9,7 +9,7 @@ export interface Transition {
 
 /**
  * Transitions between the status before and after a run (pure):
- * Synced (a new revision applied), Failed (Ready went False with a failure reason),
+ * Synced (a new revision applied without failures), Failed (Ready went False with a failure reason),
  * Degraded (health became Degraded), Recovered (Degraded → Healthy), Held (a new heldRevision),
  * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last
  * state yields nothing, so a steady failure alerts once.
@@ -20,11 +20,11 @@ export function transitions(
   driftCorrected: number,
 ): Transition[] {
   const out: Transition[] = [];
-  if (after.revision && after.revision !== before.revision) {
-    out.push({ event: "Synced", message: `applied revision ${short(after.revision)}` });
-  }
   const failedBefore = isFailure(before);
   const failedAfter = isFailure(after);
+  if (after.revision && after.revision !== before.revision && !failedAfter) {
+    out.push({ event: "Synced", message: `applied revision ${short(after.revision)}` });
+  }
   if (failedAfter && (!failedBefore || failedMessage(before) !== failedMessage(after))) {
     out.push({ event: "Failed", message: failedMessage(after) });
   }

@@ -161,6 +161,9 @@ function readyMessage(run: RunRecord): string {
     case "Held":
       return `revision ${run.held?.revision ?? rev} is held for approval`;
     case "OutOfSync":
+      if (run.drift && run.drift.length > 0) {
+        return `${run.drift.length} object(s) drifted from revision ${rev}: see status.drift`;
+      }
       return `revision ${rev} is not applied${run.health.reason ? `; ${run.health.reason}` : ""}`;
     default:
       return run.health.reason;

@@ -1,14 +1,14 @@
 // Finalize: an App being deleted prunes its inventory (same safety rules), then lets go.
 import type { App, ObjectRef } from "../app/index.ts";
-import { FINALIZER } from "../app/index.ts";
+import { FINALIZER, validateSpec } from "../app/index.ts";
 import { planPrune } from "../plan/index.ts";
 import { describeRef, refKey } from "../render/index.ts";
 import { listLive } from "./observe.ts";
 import type { Ports } from "./ports.ts";
 
 /**
- * Prunes every inventory object no other App claims (never a Namespace, PVC or CRD unless
- * opted in), then removes the finalizer. A delete that fails keeps the finalizer, records the
+ * With syncPolicy.prune (the default), prunes every inventory object no other App claims (never a Namespace, PVC or CRD unless
+ * opted in), then removes the finalizer; with prune: false it only removes the finalizer. A delete that fails keeps the finalizer, records the
  * failure in status and is retried next run. Finishes when the destination namespace is
  * already gone or terminating (a 404 is success; deleting in a terminating namespace is too).
  */
@@ -16,7 +16,10 @@ export async function finalizeApp(app: App, ports: Ports, now: Date) {
   const id = `${app.metadata.namespace}/${app.metadata.name}`;
   const finalizers = app.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return { app: id, outcome: "Finalized" as const };
-  const inventory = app.status?.inventory ?? [];
+  // prune: false keeps the objects when the App goes too (Flux's prune: false does the same).
+  const spec = validateSpec(app.spec);
+  const prune = spec.ok ? spec.value.syncPolicy.prune : true;
+  const inventory = prune ? (app.status?.inventory ?? []) : [];
   const failed: ObjectRef[] = [];
   const errors: string[] = [];
   if (inventory.length > 0) {

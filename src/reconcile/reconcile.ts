@@ -116,8 +116,16 @@ async function runOnce(
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
   const validated = validateSpec(app.spec);
-  if (!validated.ok) {
-    return run.fail("InvalidSpec", formatIssues(validated.issues), { stalled: true });
+  const issues = validated.ok ? [] : [...validated.issues];
+  if (app.metadata.name.length > 63) {
+    // The name is the value of the plumb.dev/app label on every object (63 characters at most).
+    issues.push({
+      path: "metadata.name",
+      message: "must be at most 63 characters (it labels every object)",
+    });
+  }
+  if (!validated.ok || issues.length > 0) {
+    return run.fail("InvalidSpec", formatIssues(issues), { stalled: true });
   }
   const spec = validated.value;
   run.interval = spec.interval;
@@ -138,18 +146,49 @@ async function runOnce(
   //     comparison: no fetch, no render; health of the inventory only.
   if (isSteady(app, spec, prev, revision, now)) return run.observe(spec, undefined, "Synced");
 
-  // 3c. Fetch and render (pure after the fetch). A failed render applies and prunes nothing.
-  const desired = await renderRevision(app, spec, revision, auth, ports);
-  if (!desired.ok) return run.fail(desired.reason, desired.message, { stalled: false });
-  run.record.observedObjectHash = desired.objectHash;
+  // 3c. Fetch and render (pure after the fetch). A failed render applies and prunes nothing,
+  //     and an empty one prunes nothing either unless allowEmpty (Argo CD's allowEmpty).
+  let desired = await renderRevision(app, spec, revision, auth, ports);
+  if (
+    desired.ok &&
+    desired.objects.length === 0 &&
+    run.inventory.length > 0 &&
+    !spec.syncPolicy.allowEmpty
+  ) {
+    desired = {
+      ok: false,
+      reason: "RenderFailed",
+      transient: false,
+      message: `revision ${revision} renders no objects; refusing to prune all ${run.inventory.length} (set spec.syncPolicy.allowEmpty to allow it)`,
+    };
+  }
+  const op = pendingOperation(spec, prev);
+  if (!desired.ok) {
+    // A Rollback or Approve names its own revision: the head failing to render must not block it.
+    const own = op && (op.type === "Rollback" || op.type === "Approve") && !spec.freeze;
+    if (!own) {
+      if (op) run.operationDone(op, "Failed", desired.message);
+      const stalled = desired.issues?.some((i) => i.path.startsWith("spec.")) ?? false;
+      return run.fail(desired.reason, desired.message, {
+        stalled,
+        outOfSync: revision !== prev.revision,
+      });
+    }
+  } else {
+    run.record.observedObjectHash = desired.objectHash;
+  }
 
   // 4. Gates: freeze, pending operation, requiresApproval, automated.
-  const decision = decide(spec, prev, { revision, objectHash: desired.objectHash });
+  const head = desired.ok ? desired : undefined;
+  const decision = decide(spec, prev, {
+    revision,
+    objectHash: head?.objectHash ?? prev.objectHash ?? "",
+  });
   switch (decision.action) {
     case "apply": {
       // 5. Apply (staged) and prune, under the App's Lease.
-      let target = desired;
-      if (decision.revision !== revision) {
+      let target = head;
+      if (!target || decision.revision !== revision) {
         const other = await renderRevision(app, spec, decision.revision, auth, ports);
         if (!other.ok) return run.fail(other.reason, other.message, { stalled: false, decision });
         target = other;
@@ -159,10 +198,10 @@ async function runOnce(
     case "restart":
       return withLease(app, ports, () => run.restart(spec, decision));
     case "hold":
-      return run.hold(spec, desired);
+      return run.hold(spec, head!);
     case "none":
       if (decision.operation) run.operationDone(decision.operation, "Failed", decision.reason);
-      return run.observe(spec, desired, undefined, decision);
+      return run.observe(spec, head, undefined, decision);
   }
 }
 
@@ -239,17 +278,37 @@ class Run {
   async fail(
     reason: string,
     message: string,
-    opts: { stalled: boolean; decision?: Decision },
+    opts: { stalled: boolean; decision?: Decision; outOfSync?: boolean },
   ): Promise<Omit<RunResult, "requests">> {
     if (opts.decision && "operation" in opts.decision && opts.decision.operation) {
       this.operationDone(opts.decision.operation, "Failed", message);
     }
     this.events.push({ type: "Warning", reason, message });
+    // Health goes on being watched while the source or render is broken (one list per kind).
+    let health = {
+      status: this.prev.healthStatus ?? "Unknown",
+      reason: this.prev.healthReason ?? "",
+    };
+    let resources = this.prev.resources ?? [];
+    if (this.inventory.length > 0 && reason !== "InvalidSpec") {
+      const observed = healthOf(
+        this.inventory,
+        await listLive(this.inventory, this.appRef, this.ports),
+        this.now,
+      );
+      health = { status: observed.status, reason: observed.reason };
+      resources = resources.map((r) => {
+        const h = observed.byKey.get(refKey(r));
+        return h
+          ? resourceStatus(r, r.status, h, r.status === "Failed" ? r.message : undefined)
+          : r;
+      });
+    }
     return this.finish({
       inventory: this.inventory,
-      resources: this.prev.resources ?? [],
-      health: { status: this.prev.healthStatus ?? "Unknown", reason: this.prev.healthReason ?? "" },
-      syncStatus: this.prev.syncStatus ?? "Unknown",
+      resources,
+      health,
+      syncStatus: opts.outOfSync ? "OutOfSync" : (this.prev.syncStatus ?? "Unknown"),
       failure: { reason, message, stalled: opts.stalled },
     });
   }
@@ -261,7 +320,20 @@ class Run {
     decision: Extract<Decision, { action: "apply" }>,
     sourceRevision: string,
   ) {
-    const outcome = await applyStaged(target.objects, this.ports);
+    // Exact ownership: an object in another App's inventory is theirs (Namespaces may be shared).
+    const owners = await this.claimedByOthers();
+    const contested = new Map<string, string>();
+    const mine = target.objects.filter((o) => {
+      const owner = o.kind === "Namespace" ? undefined : owners.get(refKey(refOf(o)));
+      if (owner)
+        contested.set(
+          refKey(refOf(o)),
+          `${describeRef(refOf(o))} belongs to App ${owner} (in its inventory); an object is managed by one App`,
+        );
+      return owner === undefined;
+    });
+    const outcome = await applyStaged(mine, this.ports);
+    for (const [key, message] of contested) outcome.failed.set(key, message);
     const prevKeys = new Set(this.inventory.map(refKey));
     const desiredRefs = target.objects.map(refOf);
     const inventory: ObjectRef[] = [];
@@ -278,12 +350,11 @@ class Run {
     if (candidates.length > 0) {
       const liveCandidates = await listLive(candidates, this.appRef, this.ports);
       if (spec.syncPolicy.prune) {
-        const others = await this.claimedByOthers();
         const plan = planPrune({
           inventory: candidates,
           desired: desiredRefs,
           live: liveCandidates,
-          claimedByOthers: others,
+          claimedByOthers: new Set(owners.keys()),
           app: this.appRef,
         });
         for (const ref of plan.delete) {
@@ -439,12 +510,19 @@ class Run {
         continue;
       }
       if (!have) {
+        const deleted = !held && inventoryKeys.has(key);
+        // An object plumb applied and someone deleted is drift too (selfHeal recreates it).
+        if (deleted)
+          drift.push({
+            ...ref,
+            fields: [{ path: "(object)", desired: "exists", live: "deleted" }],
+          });
         resources.push(
           resourceStatus(
             ref,
             "OutOfSync",
             { status: "Missing" },
-            held || !inventoryKeys.has(key) ? "will be created" : "missing",
+            deleted ? "deleted" : "will be created",
           ),
         );
         continue;
@@ -511,19 +589,16 @@ class Run {
     return { namespace: this.app.metadata.namespace, name: this.app.metadata.name };
   }
 
-  /** refKeys in the inventories of every other App (one list of all Apps). */
-  async claimedByOthers(): Promise<Set<string>> {
+  /** refKey → "namespace/name" of the other App whose inventory lists it (one list of all Apps). */
+  async claimedByOthers(): Promise<Map<string, string>> {
     const apps = await this.ports.kube.listApps();
-    const keys = new Set<string>();
+    const owners = new Map<string, string>();
     for (const other of apps) {
-      if (
-        other.metadata.uid === this.app.metadata.uid &&
-        other.metadata.name === this.app.metadata.name
-      )
-        continue;
-      for (const ref of other.status?.inventory ?? []) keys.add(refKey(ref));
+      if (other.metadata.uid === this.app.metadata.uid) continue;
+      const id = `${other.metadata.namespace}/${other.metadata.name}`;
+      for (const ref of other.status?.inventory ?? []) owners.set(refKey(ref), id);
     }
-    return keys;
+    return owners;
   }
 
   /** 8–9. Write status once (if it changed), emit Events, notify transitions. */

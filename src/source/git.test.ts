@@ -356,4 +356,41 @@ describe("authentication and failures", () => {
     expect(viaFetch.transient).toBe(true);
     expect(viaFetch.message).not.toContain("hunter2");
   });
+
+  it("never shows a token given in the URL's query string (closed port)", async () => {
+    const url = "http://127.0.0.1:9/r.git?access_token=S3CRET";
+    const resolved = await failure(port.resolve(src(url), undefined));
+    expect(resolved.transient).toBe(true);
+    expect(resolved.message).toMatch(/^could not read from http:\/\/127\.0\.0\.1:9\/r\.git\?…: /);
+    expect(resolved.message).not.toContain("S3CRET");
+    expect(resolved.message).not.toContain("access_token=S3CRET");
+    const fetched = await failure(port.fetch(src(url), "a".repeat(40), undefined));
+    expect(fetched.transient).toBe(true);
+    expect(fetched.message).toMatch(/^could not read from http:\/\/127\.0\.0\.1:9\/r\.git\?…: /);
+    expect(fetched.message).not.toContain("S3CRET");
+    expect(fetched.message).not.toContain("access_token=S3CRET");
+  });
+
+  it("never shows the query of a URL in a message from the server's answer", async () => {
+    auth.setAuth("x-access-token", "t0ken-secret");
+    const url = `${repo.url}?access_token=Q-S3CRET#frag-S3CRET`;
+    const err = await failure(port.resolve(src(url), undefined));
+    auth.setAuth(undefined);
+    expect(err.message).toBe(`authentication failed for ${repo.url}?…#… (HTTP 401)`);
+    const timedOut = await failure(
+      createGitPort({ timeoutMs: 1 }).resolve(src(`${repo.url}?t=S3CRET`), undefined),
+    );
+    expect(timedOut.message).toBe(`timed out after 1 ms reading ${repo.url}?…`);
+  });
+
+  it("never shows the query of a malformed or non-http(s) URL", async () => {
+    const bad = await failure(
+      port.resolve(src("http://[bad/r.git?access_token=S3CRET"), undefined),
+    );
+    expect(bad.message).toBe("invalid repository URL http://[bad/r.git?…");
+    const ssh = await failure(
+      port.resolve(src("ssh://git@host/r.git?access_token=S3CRET"), undefined),
+    );
+    expect(ssh.message).toBe("repository URL ssh://host/r.git?… is not http(s)");
+  });
 });

@@ -1,5 +1,6 @@
 // HTTP plumbing for the Git port: credentials, a guarded HttpClient (deadline + download cap),
-// credential-free URLs for messages, and the mapping of failures to SourceError.
+// credential-free URLs for messages (no userinfo, no query, no fragment), and the mapping of
+// failures to SourceError.
 // Runs in Node and in Cloudflare workerd: Web APIs only (fetch, URL, btoa, AbortController).
 import type { HttpClient } from "isomorphic-git";
 import type { GitAuth } from "../reconcile/ports.ts";
@@ -8,7 +9,10 @@ import { SourceError } from "../reconcile/ports.ts";
 /** Username sent with a bare token (GitHub's convention; GitLab and Gitea accept any name). */
 export const TOKEN_USERNAME = "x-access-token";
 
-/** A repository URL split for use: `url` has no userinfo; `display` is safe to put in messages. */
+/**
+ * A repository URL split for use: `url` has no userinfo (but keeps the query: servers may need
+ * it); `display` is safe to put in messages (see {@link displayUrl}).
+ */
 export interface Remote {
   url: string;
   display: string;
@@ -29,16 +33,25 @@ export function remoteFor(rawUrl: string, auth: GitAuth | undefined): Remote {
   try {
     parsed = new URL(rawUrl);
   } catch {
-    throw new SourceError(`invalid repository URL ${stripUserinfo(rawUrl)}`, false);
+    throw new SourceError(`invalid repository URL ${displayUrl(rawUrl)}`, false);
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new SourceError(`repository URL ${stripUserinfo(rawUrl)} is not http(s)`, false);
+    throw new SourceError(`repository URL ${displayUrl(rawUrl)} is not http(s)`, false);
   }
   const urlUser = decodeURIComponent(parsed.username);
   const urlPass = decodeURIComponent(parsed.password);
-  const secrets = [urlPass, parsed.password, auth?.password ?? "", auth?.token ?? ""].filter(
-    (s) => s.length > 0,
-  );
+  // Query values may be tokens (?access_token=...): scrubbed from error text like passwords.
+  const queryValues = [...parsed.searchParams.values()].filter((v) => v.length >= MIN_QUERY_SECRET);
+  const candidates = [
+    urlPass,
+    parsed.password,
+    auth?.password ?? "",
+    auth?.token ?? "",
+    parsed.search.slice(1),
+    ...queryValues,
+    ...queryValues.map((v) => encodeURIComponent(v)),
+  ];
+  const secrets = [...new Set(candidates.filter((s) => s.length > 0))];
   parsed.username = "";
   parsed.password = "";
   const url = parsed.href.replace(/\/+$/, "");
@@ -50,15 +63,46 @@ export function remoteFor(rawUrl: string, auth: GitAuth | undefined): Remote {
     [user, pass] = [auth.username ?? "", auth.password ?? ""];
   else if (urlUser || urlPass) [user, pass] = [urlUser, urlPass];
   if (user !== undefined) headers["Authorization"] = `Basic ${base64(`${user}:${pass ?? ""}`)}`;
-  return { url, display: url, headers, secrets };
+  return { url, display: displayUrl(url), headers, secrets };
 }
 
-/** `text` with any URL userinfo ("https://user:pass@") removed. */
+/** Query values shorter than this are not treated as secrets (too many false hits in text). */
+const MIN_QUERY_SECRET = 4;
+
+/**
+ * `rawUrl` as it may appear in a message: no userinfo, and the query string and fragment (which
+ * may carry tokens, e.g. `?access_token=...`) replaced by "?…" / "#…". Trailing slashes are
+ * dropped. Works on strings that do not parse as URLs too.
+ * @example displayUrl("https://u:p@host/repo.git?access_token=x") === "https://host/repo.git?…"
+ */
+export function displayUrl(rawUrl: string): string {
+  const text = rawUrl.trim();
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? "";
+  // Userinfo first (up to the last "@" before the path): a password may hold "?" or "#".
+  const rest = text.slice(scheme.length).replace(/^[^/]*@/, "");
+  const cut = rest.search(/[?#]/);
+  const base = cut < 0 ? rest : rest.slice(0, cut);
+  const tail = cut < 0 ? "" : rest.slice(cut);
+  const hash = tail.indexOf("#");
+  const query = tail.startsWith("?") && (hash < 0 ? tail.length : hash) > 1;
+  const fragment = hash >= 0 && hash < tail.length - 1;
+  return `${scheme}${base.replace(/\/+$/, "")}${query ? "?…" : ""}${fragment ? "#…" : ""}`;
+}
+
+/**
+ * `text` with every URL in it shown as {@link displayUrl} does: no userinfo
+ * ("https://user:pass@"), no query string, no fragment.
+ */
 export function stripUserinfo(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\s@]*@/gi, "$1");
+  return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi, (url) => {
+    // Keep punctuation that ends a sentence or a clause outside the URL.
+    const tail = /[.,;:)\]}]+$/.exec(url)?.[0] ?? "";
+    const shown = displayUrl(url.slice(0, url.length - tail.length));
+    return shown + tail;
+  });
 }
 
-/** `text` without URL userinfo and with every one of `secrets` replaced by "***". */
+/** `text` without URL userinfo, queries and fragments, and with every one of `secrets` replaced by "***". */
 export function scrub(text: string, secrets: readonly string[]): string {
   let out = stripUserinfo(text);
   for (const secret of secrets) out = out.split(secret).join("***");

@@ -104,6 +104,19 @@ describe("plumb CLI", () => {
     ]);
   });
 
+  it("exits 1 with an error naming an App that does not exist", async () => {
+    await createNamespace("cli");
+    const r = await plumb("reconcile", "cli/nosuch");
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      expect.objectContaining({
+        app: "cli/nosuch",
+        outcome: "NotFound",
+        error: "App cli/nosuch not found",
+      }),
+    ]);
+  });
+
   it("refuses a malformed target with usage and exit code 2", async () => {
     const r = await plumb("reconcile", "not-a-ref");
     expect(r.code).toBe(2);

@@ -130,5 +130,11 @@ describe("drift", () => {
     expect(healed?.syncStatus).toBe("Synced");
     const events = await api("GET", "/api/v1/namespaces/drift/events");
     expect(events.items.map((e: { reason: string }) => e.reason)).toContain("DriftCorrected");
+
+    // A deleted object is drift too: selfHeal recreates it.
+    await api("DELETE", "/api/v1/namespaces/drift/services/guestbook-ui");
+    await run("drift", minutes(12));
+    expect(await getObject("/api/v1/namespaces/drift/services/guestbook-ui")).toBeDefined();
+    expect((await getApp("drift", "app")).status?.syncStatus).toBe("Synced");
   });
 });

@@ -426,27 +426,112 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
   });
 });
 
+describe("ownership and safety", () => {
+  it("a cluster-scoped ClusterRoleBinding from a tenant's repository is refused", async () => {
+    const crb = `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: tenant-admin}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{kind: ServiceAccount, name: default, namespace: tenant}]
+`;
+    const r = await repo("tenant", {
+      "crb.yaml": crb,
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    });
+    await newApp("tenant", "app", { source: { git: { url: r.url } } });
+    const res = await run("tenant", "app");
+    expect(res.error).toBe(
+      "RenderFailed: crb.yaml:1: ClusterRoleBinding tenant-admin: cluster-scoped ClusterRoleBinding objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)",
+    );
+    expect(
+      await getObject("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/tenant-admin"),
+    ).toBeUndefined();
+    expect(await getObject("/api/v1/namespaces/tenant/configmaps/c")).toBeUndefined();
+  });
+
+  it("an object another App owns is refused, not taken over", async () => {
+    const cm = (v: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {owner: ${v}}\n`;
+    const first = await repo("owner-1", { "cm.yaml": cm("first") });
+    const second = await repo("owner-2", { "cm.yaml": cm("second") });
+    await newApp("owners", "first", { source: { git: { url: first.url } } });
+    await newApp("owners", "second", { source: { git: { url: second.url } } });
+    await run("owners", "first");
+    const res = await run("owners", "second");
+    expect(res.error).toBe(
+      "ApplyFailed: ConfigMap owners/cfg: ConfigMap owners/cfg belongs to App owners/first (in its inventory); an object is managed by one App",
+    );
+    const live = await getObject("/api/v1/namespaces/owners/configmaps/cfg");
+    expect(live?.["data"]).toEqual({ owner: "first" });
+    expect(live?.metadata.labels?.["plumb.dev/app"]).toBe("first");
+  });
+
+  it("a commit that renders nothing prunes nothing unless allowEmpty", async () => {
+    const r = await repo("empty", guestbook());
+    await newApp("empty", "app", { source: { git: { url: r.url } } });
+    await run("empty", "app");
+    await r.commit({
+      "guestbook-ui-deployment.yaml": null,
+      "guestbook-ui-svc.yaml": null,
+      "README.md": "moved\n",
+    });
+    const res = await run("empty", "app");
+    expect(res.error).toMatch(
+      /^RenderFailed: revision [0-9a-f]{40} renders no objects; refusing to prune all 2 \(set spec.syncPolicy.allowEmpty to allow it\)$/,
+    );
+    expect(await getObject("/api/v1/namespaces/empty/services/guestbook-ui")).toBeDefined();
+    await patchAppSpec("empty", "app", { syncPolicy: { allowEmpty: true } });
+    const allowed = await run("empty", "app");
+    expect(allowed.outcome).toBe("Reconciled");
+    expect(await getObject("/api/v1/namespaces/empty/services/guestbook-ui")).toBeUndefined();
+  });
+
+  it("a Rollback requested while the head does not render still runs", async () => {
+    const r = await repo("rb-broken", guestbook());
+    await newApp("rb-broken", "app", { source: { git: { url: r.url } } });
+    const c1 = await r.head();
+    await run("rb-broken", "app");
+    const file = "guestbook-ui-deployment.yaml";
+    await r.commit({ [file]: guestbook()[file]!.replace("gb-frontend:v5", "gb-frontend:v6") });
+    await run("rb-broken", "app");
+    await r.commit({ "guestbook-ui-svc.yaml": "kind: [\n" });
+    await patchAppSpec("rb-broken", "app", {
+      operation: { id: "rb-2", type: "Rollback", revision: c1 },
+    });
+    const res = await run("rb-broken", "app");
+    expect(res.revision).toBe(c1);
+    expect(await deploymentImage("rb-broken", "guestbook-ui")).toBe(
+      "gcr.io/google-samples/gb-frontend:v5",
+    );
+    expect((await getApp("rb-broken", "app")).status?.operationState).toMatchObject({
+      id: "rb-2",
+      phase: "Succeeded",
+    });
+  });
+
+  it("deleting an App with prune: false keeps its objects", async () => {
+    const r = await repo("keep", guestbook());
+    await newApp("keep", "app", { source: { git: { url: r.url } }, syncPolicy: { prune: false } });
+    await run("keep", "app");
+    await api("DELETE", "/apis/plumb.dev/v1alpha1/namespaces/keep/apps/app");
+    expect((await run("keep", "app")).outcome).toBe("Finalized");
+    expect(await getObject("/api/v1/namespaces/keep/services/guestbook-ui")).toBeDefined();
+  });
+});
+
 describe("concurrency", () => {
   it("two reconciles of the same App started at once end in the correct state", async () => {
-    const r = await repo("race", podinfo());
-    await newApp("webapp", "race", { source: { git: { url: r.url } } });
+    const r = await repo("race", guestbook());
+    await newApp("race", "race", { source: { git: { url: r.url } } });
     const [a, b] = await Promise.all([
-      reconcileApp(
-        { namespace: "webapp", name: "race" },
-        realPorts({ holder: "run-a" }),
-        new Date(),
-      ),
-      reconcileApp(
-        { namespace: "webapp", name: "race" },
-        realPorts({ holder: "run-b" }),
-        new Date(),
-      ),
+      reconcileApp({ namespace: "race", name: "race" }, realPorts({ holder: "run-a" }), new Date()),
+      reconcileApp({ namespace: "race", name: "race" }, realPorts({ holder: "run-b" }), new Date()),
     ]);
     expect([a.outcome, b.outcome]).toEqual(["Reconciled", "Reconciled"]);
-    const status = (await getApp("webapp", "race")).status;
+    const status = (await getApp("race", "race")).status;
     expect(status?.revision).toBe(await r.head());
-    expect(status?.inventory).toHaveLength(11);
-    expect(status?.resources).toHaveLength(11);
+    expect(status?.inventory).toHaveLength(2);
+    expect(status?.resources).toHaveLength(2);
     expect(status?.syncStatus).toBe("Synced");
     expect(status?.lastSyncedAt).toBeDefined();
   });

@@ -1,0 +1,168 @@
+// Pure parts of the plumb CLI: argument validation, the kubeconfig check and the single-target
+// result. No I/O here (the file system is passed in), so all of it is unit-tested.
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+
+export const USAGE = `usage:
+  plumb reconcile NAMESPACE/NAME [--kubeconfig FILE]
+  plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
+  plumb serve [--port N] [--kubeconfig FILE]
+  plumb --help`;
+
+/** What the command line asks for, or why it is a usage error (exit code 2). */
+export type CliArgs =
+  | { kind: "help" }
+  | { kind: "usage"; error: string }
+  | { kind: "serve"; port: number; kubeconfig: string | undefined }
+  | { kind: "reconcile"; namespace: string; name: string; kubeconfig: string | undefined }
+  | {
+      kind: "reconcile-all";
+      force: boolean;
+      namespace: string | undefined;
+      kubeconfig: string | undefined;
+    };
+
+const DEFAULT_PORT = 8080;
+const TARGET = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/;
+const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * Validates `argv` (without node and the script). Refused (kind "usage"): unknown options or
+ * a missing option value, an unknown or missing command, extra positionals, a bad or missing
+ * NAMESPACE/NAME, a target together with --all, --force or --namespace without --all, options
+ * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
+ * --port that is not an integer in 1–65535. `kubeconfig` is the --kubeconfig value as given.
+ */
+export function parseCliArgs(argv: readonly string[]): CliArgs {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    // parseArgs throws TypeError (ERR_PARSE_ARGS_UNKNOWN_OPTION, ..._INVALID_OPTION_VALUE).
+    return { kind: "usage", error: err instanceof Error ? err.message : String(err) };
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: "help" };
+  const [command, ...rest] = positionals;
+  const kubeconfig = values.kubeconfig;
+  if (kubeconfig === "") return { kind: "usage", error: "--kubeconfig needs a file name" };
+  if (command === undefined) return { kind: "usage", error: "missing command" };
+
+  if (command === "serve") {
+    if (rest.length > 0) return extra(rest);
+    const misplaced = (["all", "force", "namespace"] as const).find((o) => values[o] !== undefined);
+    if (misplaced) return { kind: "usage", error: `--${misplaced} is not an option of serve` };
+    let port = DEFAULT_PORT;
+    if (values.port !== undefined) {
+      if (
+        !/^[0-9]{1,5}$/.test(values.port) ||
+        Number(values.port) < 1 ||
+        Number(values.port) > 65535
+      ) {
+        return {
+          kind: "usage",
+          error: `--port must be an integer from 1 to 65535, got ${JSON.stringify(values.port)}`,
+        };
+      }
+      port = Number(values.port);
+    }
+    return { kind: "serve", port, kubeconfig };
+  }
+
+  if (command !== "reconcile") {
+    return { kind: "usage", error: `unknown command ${JSON.stringify(command)}` };
+  }
+  if (values.port !== undefined) return { kind: "usage", error: "--port is an option of serve" };
+  const [target, ...more] = rest;
+  if (more.length > 0) return extra(more);
+  if (values.all) {
+    if (target !== undefined) {
+      return {
+        kind: "usage",
+        error: `give NAMESPACE/NAME or --all, not both (got ${JSON.stringify(target)})`,
+      };
+    }
+    const namespace = values.namespace;
+    if (namespace !== undefined && !NAMESPACE.test(namespace)) {
+      return {
+        kind: "usage",
+        error: `--namespace must be a namespace name, got ${JSON.stringify(namespace)}`,
+      };
+    }
+    return { kind: "reconcile-all", force: values.force === true, namespace, kubeconfig };
+  }
+  if (values.force !== undefined) return { kind: "usage", error: "--force needs --all" };
+  if (values.namespace !== undefined) {
+    return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
+  }
+  if (target === undefined) return { kind: "usage", error: "expected NAMESPACE/NAME or --all" };
+  const m = TARGET.exec(target);
+  if (!m?.[1] || !m[2]) {
+    return { kind: "usage", error: `expected NAMESPACE/NAME, got ${JSON.stringify(target)}` };
+  }
+  return { kind: "reconcile", namespace: m[1], name: m[2], kubeconfig };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      all: { type: "boolean" },
+      force: { type: "boolean" },
+      namespace: { type: "string" },
+      kubeconfig: { type: "string" },
+      port: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function extra(args: readonly string[]): CliArgs {
+  return { kind: "usage", error: `unexpected argument ${JSON.stringify(args[0])}` };
+}
+
+/** Where the service-account token of a Pod is mounted (in-cluster configuration). */
+export const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+export const NO_KUBECONFIG =
+  "no kubeconfig: set KUBECONFIG or pass --kubeconfig (npm start runs a local control plane)";
+
+/**
+ * The kubeconfig to load: --kubeconfig, else $KUBECONFIG, else undefined (the client's default
+ * rules: ~/.kube/config, then the in-cluster service account).
+ * @returns `{ error }` when none of those exists, where the client would fall back to
+ *   http://localhost:8080 and fail with a confusing TLS message.
+ */
+export function findKubeconfig(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+  exists: (path: string) => boolean,
+): { path: string | undefined } | { error: string } {
+  if (flag) return { path: flag };
+  const fromEnv = env["KUBECONFIG"];
+  if (fromEnv) return { path: fromEnv };
+  const home = env["HOME"] || env["USERPROFILE"];
+  if (home && exists(join(home, ".kube", "config"))) return { path: undefined };
+  if (exists(SERVICE_ACCOUNT_TOKEN)) return { path: undefined };
+  return { error: NO_KUBECONFIG };
+}
+
+/** What the CLI reads of a reconcile result. */
+export interface RunLine {
+  app: string;
+  outcome: string;
+  error?: string;
+}
+
+/**
+ * The JSON line and exit code of a single-target reconcile: 1 when it failed or the App does
+ * not exist (with `error: "App ns/name not found"`), else 0.
+ */
+export function singleResult<T extends RunLine>(result: T): { line: T; code: number } {
+  if (result.outcome === "NotFound") {
+    return { line: { ...result, error: `App ${result.app} not found` }, code: 1 };
+  }
+  return { line: result, code: result.outcome === "Failed" ? 1 : 0 };
+}

@@ -1,0 +1,234 @@
+// The CLI's contract without a cluster: usage errors (exit 2), the kubeconfig check, NotFound.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  findKubeconfig,
+  NO_KUBECONFIG,
+  parseCliArgs,
+  SERVICE_ACCOUNT_TOKEN,
+  singleResult,
+} from "../../functions/cli-args.ts";
+
+const usage = (error: string) => ({ kind: "usage", error });
+
+describe("parseCliArgs", () => {
+  it("accepts the documented forms", () => {
+    expect(parseCliArgs(["reconcile", "team-a/web"])).toEqual({
+      kind: "reconcile",
+      namespace: "team-a",
+      name: "web",
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["reconcile", "team-a/web.v2", "--kubeconfig", "/k"])).toEqual({
+      kind: "reconcile",
+      namespace: "team-a",
+      name: "web.v2",
+      kubeconfig: "/k",
+    });
+    expect(parseCliArgs(["reconcile", "--all"])).toEqual({
+      kind: "reconcile-all",
+      force: false,
+      namespace: undefined,
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["reconcile", "--all", "--force", "--namespace", "team-a"])).toEqual({
+      kind: "reconcile-all",
+      force: true,
+      namespace: "team-a",
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["serve"])).toEqual({ kind: "serve", port: 8080, kubeconfig: undefined });
+    expect(parseCliArgs(["serve", "--port", "1"])).toEqual({
+      kind: "serve",
+      port: 1,
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["serve", "--port=65535", "--kubeconfig=/k"])).toEqual({
+      kind: "serve",
+      port: 65535,
+      kubeconfig: "/k",
+    });
+    expect(parseCliArgs(["--help"])).toEqual({ kind: "help" });
+    expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help" });
+  });
+
+  it("refuses unknown options and options without a value", () => {
+    expect(parseCliArgs(["reconcile", "--bogus"])).toEqual(
+      usage(
+        "Unknown option '--bogus'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--bogus\"",
+      ),
+    );
+    expect(parseCliArgs(["serve", "--port"])).toEqual(
+      usage("Option '--port <value>' argument missing"),
+    );
+    expect(parseCliArgs(["reconcile", "--all=yes"])).toEqual(
+      usage("Option '--all' does not take an argument"),
+    );
+  });
+
+  it("refuses a port that is not an integer from 1 to 65535", () => {
+    for (const port of ["abc", "0", "65536", "-1", "80.5", "1e3", " 80", "", "123456"]) {
+      expect(parseCliArgs(["serve", `--port=${port}`])).toEqual(
+        usage(`--port must be an integer from 1 to 65535, got ${JSON.stringify(port)}`),
+      );
+    }
+  });
+
+  it("refuses a target with --all, extra positionals and a bad or missing target", () => {
+    expect(parseCliArgs(["reconcile", "--all", "ns/name"])).toEqual(
+      usage('give NAMESPACE/NAME or --all, not both (got "ns/name")'),
+    );
+    expect(parseCliArgs(["reconcile", "ns/a", "ns/b"])).toEqual(
+      usage('unexpected argument "ns/b"'),
+    );
+    expect(parseCliArgs(["reconcile", "--all", "ns/a", "ns/b"])).toEqual(
+      usage('unexpected argument "ns/b"'),
+    );
+    expect(parseCliArgs(["serve", "now"])).toEqual(usage('unexpected argument "now"'));
+    expect(parseCliArgs(["reconcile"])).toEqual(usage("expected NAMESPACE/NAME or --all"));
+    expect(parseCliArgs(["reconcile", "web"])).toEqual(usage('expected NAMESPACE/NAME, got "web"'));
+    expect(parseCliArgs(["reconcile", "Team/Web"])).toEqual(
+      usage('expected NAMESPACE/NAME, got "Team/Web"'),
+    );
+  });
+
+  it("refuses --force and --namespace without --all, and options of the other command", () => {
+    expect(parseCliArgs(["reconcile", "ns/web", "--force"])).toEqual(usage("--force needs --all"));
+    expect(parseCliArgs(["reconcile", "--force"])).toEqual(usage("--force needs --all"));
+    expect(parseCliArgs(["reconcile", "--namespace", "ns"])).toEqual(
+      usage("--namespace needs --all (give NAMESPACE/NAME instead)"),
+    );
+    expect(parseCliArgs(["reconcile", "--all", "--namespace", ""])).toEqual(
+      usage('--namespace must be a namespace name, got ""'),
+    );
+    expect(parseCliArgs(["reconcile", "ns/web", "--port", "80"])).toEqual(
+      usage("--port is an option of serve"),
+    );
+    expect(parseCliArgs(["serve", "--all"])).toEqual(usage("--all is not an option of serve"));
+    expect(parseCliArgs(["serve", "--namespace", "ns"])).toEqual(
+      usage("--namespace is not an option of serve"),
+    );
+  });
+
+  it("refuses an unknown or missing command", () => {
+    expect(parseCliArgs(["deploy", "ns/web"])).toEqual(usage('unknown command "deploy"'));
+    expect(parseCliArgs([])).toEqual(usage("missing command"));
+    expect(parseCliArgs(["--all"])).toEqual(usage("missing command"));
+  });
+});
+
+describe("findKubeconfig", () => {
+  const none = () => false;
+  it("takes --kubeconfig, then $KUBECONFIG, then the client's defaults when they exist", () => {
+    expect(findKubeconfig("/flag", { KUBECONFIG: "/env" }, none)).toEqual({ path: "/flag" });
+    expect(findKubeconfig(undefined, { KUBECONFIG: "/env" }, none)).toEqual({ path: "/env" });
+    const home = (p: string) => p === join("/home/me", ".kube", "config");
+    expect(findKubeconfig(undefined, { HOME: "/home/me" }, home)).toEqual({ path: undefined });
+    const pod = (p: string) => p === SERVICE_ACCOUNT_TOKEN;
+    expect(findKubeconfig(undefined, { HOME: "/home/me" }, pod)).toEqual({ path: undefined });
+  });
+
+  it("says how to get one when none exists", () => {
+    expect(findKubeconfig(undefined, { HOME: "/home/me", KUBECONFIG: "" }, none)).toEqual({
+      error:
+        "no kubeconfig: set KUBECONFIG or pass --kubeconfig (npm start runs a local control plane)",
+    });
+    expect(findKubeconfig(undefined, {}, none)).toEqual({ error: NO_KUBECONFIG });
+  });
+});
+
+describe("singleResult", () => {
+  const requests = { get: 1, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
+  it("fails a missing App with an error naming it", () => {
+    expect(singleResult({ app: "team-a/nosuch", outcome: "NotFound", requests })).toEqual({
+      line: {
+        app: "team-a/nosuch",
+        outcome: "NotFound",
+        requests,
+        error: "App team-a/nosuch not found",
+      },
+      code: 1,
+    });
+  });
+  it("exits 1 on Failed, 0 otherwise", () => {
+    const failed = { app: "a/b", outcome: "Failed", error: "SourceFailed: x", requests };
+    expect(singleResult(failed)).toEqual({ line: failed, code: 1 });
+    const ok = { app: "a/b", outcome: "Reconciled", requests };
+    expect(singleResult(ok)).toEqual({ line: ok, code: 0 });
+    expect(singleResult({ app: "a/b", outcome: "Finalized", requests }).code).toBe(0);
+  });
+});
+
+describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
+  const cli = resolve(import.meta.dirname, "../../functions/cli.ts");
+  let home: string;
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), "plumb-cli-"));
+  });
+  afterAll(async () => {
+    await rm(home, { recursive: true, force: true });
+  });
+
+  async function plumb(...args: string[]) {
+    const env: NodeJS.ProcessEnv = { PATH: process.env["PATH"] ?? "", HOME: home };
+    try {
+      const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, ...args], {
+        env,
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+
+  it("exits 2 with usage on stderr for misuse", async () => {
+    const cases: Array<[string[], string]> = [
+      [["reconcile", "--bogus"], "plumb: Unknown option '--bogus'"],
+      [["serve", "--port", "abc"], 'plumb: --port must be an integer from 1 to 65535, got "abc"'],
+      [["serve", "--port", "70000"], "plumb: --port must be an integer from 1 to 65535"],
+      [["reconcile", "--all", "ns/name"], "plumb: give NAMESPACE/NAME or --all, not both"],
+      [["reconcile", "ns/a", "extra"], 'plumb: unexpected argument "extra"'],
+      [["reconcile", "ns/a", "--force"], "plumb: --force needs --all"],
+      [["reconcile", "--namespace", "ns"], "plumb: --namespace needs --all"],
+      [["frobnicate"], 'plumb: unknown command "frobnicate"'],
+      [[], "plumb: missing command"],
+    ];
+    const runs = await Promise.all(cases.map(([args]) => plumb(...args)));
+    runs.forEach((r, i) => {
+      expect(r.code, cases[i]?.[0].join(" ")).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.startsWith(cases[i]?.[1] ?? "?")).toBe(true);
+      expect(r.stderr).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+    });
+  });
+
+  it("prints usage on stdout and exits 0 for --help", async () => {
+    const r = await plumb("--help");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+  });
+
+  it.skipIf(existsSync(SERVICE_ACCOUNT_TOKEN))(
+    "exits 1 with a JSON error when there is no kubeconfig",
+    async () => {
+      for (const args of [
+        ["reconcile", "ns/web"],
+        ["reconcile", "--all"],
+      ]) {
+        const r = await plumb(...args);
+        expect(r.code).toBe(1);
+        expect(r.stdout).toBe("");
+        expect(JSON.parse(r.stderr)).toEqual({
+          error:
+            "no kubeconfig: set KUBECONFIG or pass --kubeconfig (npm start runs a local control plane)",
+        });
+      }
+    },
+  );
+});
