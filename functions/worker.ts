@@ -54,7 +54,8 @@ function portsFor(env: Env): Ports {
   );
   return {
     kube: createKubePort(transport),
-    git: createGitPort(),
+    // Workers have 128 MB: keep the in-memory pack well under it.
+    git: createGitPort({ maxDownloadBytes: 8 * 1024 * 1024 }),
     image: createImagePort(),
     notify: createSlackNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
