@@ -117,12 +117,15 @@ describe("plumb in workerd", () => {
 
   it("the scheduled handler reconciles exactly the due Apps through the queue, retrying a failed message", async () => {
     await createNamespace("cron");
+    const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
     const r = await git.createRepo("cron", {
-      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+      "due/cm.yaml": cm("due"),
+      "flaky/cm.yaml": cm("flaky"),
+      "fresh/cm.yaml": cm("fresh"),
     });
-    await createApp("cron", "due", { source: { git: { url: r.url } } });
-    await createApp("cron", "flaky", { source: { git: { url: r.url } } });
-    await createApp("cron", "fresh", { source: { git: { url: r.url } } });
+    for (const name of ["due", "flaky", "fresh"]) {
+      await createApp("cron", name, { source: { git: { url: r.url, path: name } } });
+    }
     await reconcileApp({ namespace: "cron", name: "fresh" }, realPorts(), new Date());
     proxy.failNext("/namespaces/cron/apps/flaky", 2);
     const seen = proxy.requests.length;
