@@ -42,7 +42,17 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
     request?: KubeRequest,
   ): Promise<KubeResponse> {
     counts[verb] += 1;
-    return transport(method, path, request);
+    try {
+      return await transport(method, path, request);
+    } catch (err) {
+      // The API server could not be reached at all: a 503 the callers already handle.
+      const cause = (err as { cause?: { code?: string } }).cause?.code;
+      throw new KubeApiError(
+        503,
+        "ServiceUnavailable",
+        `kubernetes API unreachable${cause ? ` (${cause})` : ""}`,
+      );
+    }
   }
   async function ok(
     verb: Verb,

@@ -1,6 +1,6 @@
 // Discovery: group/version/kind → resource name and scope, cached like client-go's memcache
 // discovery (kept for a TTL, and one group-version re-read when a kind is not found).
-import type { ResourceInfo } from "../reconcile/ports.ts";
+import { KubeApiError, type ResourceInfo } from "../reconcile/ports.ts";
 import type { KubeTransport } from "./transport.ts";
 
 interface Entry {
@@ -42,12 +42,20 @@ export async function discover(
     if (hit) return hit;
   }
   countGet();
-  const res = await transport("GET", groupVersionPath(apiVersion));
+  const res = await transport("GET", groupVersionPath(apiVersion)).catch(() => {
+    throw new KubeApiError(503, "ServiceUnavailable", "kubernetes API unreachable (discovery)");
+  });
   if (res.status === 404) {
     cache.entries.set(apiVersion, { at: now, kinds: new Map() });
     return undefined;
   }
-  if (res.status >= 400) throw new Error(`discovery of ${apiVersion} failed: HTTP ${res.status}`);
+  if (res.status >= 400) {
+    throw new KubeApiError(
+      res.status,
+      "DiscoveryFailed",
+      `discovery of ${apiVersion} failed: HTTP ${res.status}`,
+    );
+  }
   const list = res.body as {
     resources?: Array<{ name: string; kind: string; namespaced: boolean }>;
   };
