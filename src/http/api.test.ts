@@ -183,6 +183,8 @@ describe("GET apps", () => {
       conditions: status.conditions,
       lastSyncedAt: "2026-03-03T00:00:00Z",
       nextReconcileAt: "2026-03-04T05:11:07Z",
+      resources: status.resources ?? [],
+      drift: [],
     });
   });
 
@@ -196,6 +198,8 @@ describe("GET apps", () => {
       heldRevision: null,
       previousRevisions: [],
       conditions: [],
+      resources: [],
+      drift: [],
     });
   });
 

@@ -42,7 +42,8 @@ export function keyOf(app: App): string {
 /**
  * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
  * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
- * nextReconcileAt}`. Absent scalars are null, absent lists [].
+ * nextReconcileAt, resources, drift}` — for a Held App, `resources` is the approval preview
+ * (what will be created, changed field by field, pruned). Absent scalars are null, lists [].
  */
 export function summarize(app: App) {
   const s = app.status ?? {};
@@ -60,6 +61,9 @@ export function summarize(app: App) {
     conditions: s.conditions ?? [],
     lastSyncedAt: s.lastSyncedAt ?? null,
     nextReconcileAt: s.nextReconcileAt ?? null,
+    // What approving would create, change (which fields) and prune, and what drifted.
+    resources: s.resources ?? [],
+    drift: s.drift ?? [],
   };
 }
 

@@ -124,6 +124,70 @@ describe("plumb serve", () => {
     expect((await getApp("hooked", "app")).metadata.resourceVersion).toBe(before);
   });
 
+  it("a held revision shows its preview over HTTP; a stale approval is refused and the right one applies", async () => {
+    const held = await git.createRepo("held", fixtureFiles(join(REAL_FIXTURES, "guestbook")));
+    await createNamespace("held");
+    await createApp("held", "app", {
+      source: { git: { url: held.url } },
+      syncPolicy: { requiresApproval: true },
+    });
+    const sha = await held.head();
+    const push = githubPush(held.url, "refs/heads/main", sha);
+    const hook = await fetch(`${base}/webhooks/github`, {
+      method: "POST",
+      headers: githubHeaders(push, SECRET),
+      body: push,
+    });
+    expect(await hook.json()).toMatchObject({ apps: ["held/app"] });
+    const auth = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
+    const url = `${base}/api/v1/namespaces/held/apps/app`;
+    type Summary = {
+      heldRevision: string | null;
+      revision: string | null;
+      resources: Array<{ kind: string; message?: string }>;
+    };
+    const summary = await waitFor(
+      "held",
+      async () => {
+        const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
+        return body.heldRevision ? body : undefined;
+      },
+      30_000,
+    );
+    expect(summary.heldRevision).toBe(sha);
+    expect(summary.resources.map((r) => [r.kind, r.message])).toEqual([
+      ["Service", "will be created"],
+      ["Deployment", "will be created"],
+    ]);
+    const stale = await fetch(`${url}/approve`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ revision: "0".repeat(40) }),
+    });
+    expect(stale.status).toBe(409);
+    expect(await stale.json()).toEqual({
+      message: `stale revision: held is ${sha}`,
+      heldRevision: sha,
+    });
+    const ok = await fetch(`${url}/approve`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ revision: sha }),
+    });
+    expect(ok.status).toBe(202);
+    await waitFor(
+      "approved revision applied",
+      async () => {
+        const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
+        return body.revision === sha;
+      },
+      30_000,
+    );
+    expect(await deploymentImage("held", "guestbook-ui")).toBe(
+      "gcr.io/google-samples/gb-frontend:v5",
+    );
+  });
+
   it("a restart operation over HTTP is recorded and carried out", async () => {
     const res = await fetch(`${base}/api/v1/namespaces/hooked/apps/app/operations`, {
       method: "POST",
