@@ -182,7 +182,7 @@ async function main(): Promise<void> {
     log(`workerd: skipped: ${missing}`);
   } else {
     await phase("workerd (wrangler dev): webhook and cron ticks", 540_000, async () => {
-      const w = await startWorkerd(cluster!.kubeconfig, cluster!.dir);
+      const w = await startWorkerd(cluster!.kubeconfig);
       cleanups.push(w.stop);
       try {
         const hook = await phase("webhook → applied: workerd", 180_000, () =>

@@ -1,10 +1,7 @@
 // The Worker in workerd (wrangler dev) against the local control plane and Git server:
 // a signed push, the cron handler and the queue consumer (issue #4).
-import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse } from "yaml";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -14,7 +11,8 @@ import {
   type TestRepo,
 } from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
-import { type KubeProxy, startKubeProxy } from "../support/kube-proxy.ts";
+import type { KubeProxy } from "../support/kube-proxy.ts";
+import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import {
   createApp,
   createNamespace,
@@ -25,66 +23,31 @@ import {
   waitFor,
 } from "./support.ts";
 
-const ROOT = resolve(import.meta.dirname, "../..");
 const SECRET = "worker-webhook-secret";
-const PORT = 19000 + Math.floor(Math.random() * 1000);
-const base = `http://127.0.0.1:${PORT}`;
 
 let git: GitServer;
+let workerd: Workerd;
 let proxy: KubeProxy;
-let wrangler: ChildProcess;
+let base: string;
 let repo: TestRepo;
-let log = "";
 
 beforeAll(async () => {
-  const dir = dirname(kubeconfig());
-  const kc = parse(readFileSync(kubeconfig(), "utf8")) as {
-    clusters: Array<{ cluster: { server: string } }>;
-  };
-  proxy = await startKubeProxy(kc.clusters[0]!.cluster.server, join(dir, "ca.crt"));
   git = await startGitServer();
   repo = await git.createRepo("worker", fixtureFiles(join(REAL_FIXTURES, "guestbook")), {
     allowSha1InWant: true,
   });
   await createNamespace("worker");
   await createApp("worker", "pushed", { source: { git: { url: repo.url } } });
-  const token = readFileSync(join(dir, "token"), "utf8").trim();
-  const vars = {
-    KUBE_API_URL: proxy.url,
-    KUBE_TOKEN: token,
+  workerd = await startWorkerd(kubeconfig(), {
     GITHUB_WEBHOOK_SECRET: SECRET,
     PLUMB_API_TOKENS: JSON.stringify([{ name: "admin", token: "worker-admin-token-0123" }]),
-  };
-  const args = [
-    join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-    "dev",
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(PORT),
-    "--test-scheduled",
-    "--show-interactive-dev-session=false",
-  ];
-  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  wrangler = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  wrangler.stdout?.on("data", (d) => (log += d));
-  wrangler.stderr?.on("data", (d) => (log += d));
-  await waitFor(
-    "wrangler dev up",
-    async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-    90_000,
-  ).catch((err) => {
-    throw new Error(`${String(err)}\n${log.slice(-6000)}`);
-  });
-}, 120_000);
+  base = workerd.base;
+  proxy = workerd.proxy;
+}, 150_000);
 
 afterAll(async () => {
-  wrangler?.kill("SIGINT");
-  await proxy?.stop();
+  await workerd?.stop();
   await git?.stop();
 });
 
@@ -110,7 +73,7 @@ describe("plumb in workerd", () => {
         "gcr.io/google-samples/gb-frontend:v8",
       60_000,
     ).catch((err) => {
-      throw new Error(`${String(err)}\n${log.slice(-6000)}`);
+      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
     });
     expect((await getApp("worker", "pushed")).status?.revision).toBe(sha);
   });
@@ -139,7 +102,7 @@ describe("plumb in workerd", () => {
       },
       60_000,
     ).catch((err) => {
-      throw new Error(`${String(err)}\n${log.slice(-6000)}`);
+      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
     });
     const after = proxy.requests.slice(seen);
     const gets = (name: string) =>
