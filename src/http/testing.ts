@@ -107,9 +107,6 @@ export class FakeKube implements KubePort {
   writeStatus(): Promise<App> {
     return unused("writeStatus");
   }
-  clearOperation(): Promise<void> {
-    return unused("clearOperation");
-  }
   getSecret(): Promise<Record<string, string> | undefined> {
     return unused("getSecret");
   }

@@ -117,18 +117,6 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
         { body },
       )) as App;
     },
-    async clearOperation(app, id) {
-      const res = await call("patch", "PATCH", appPath(app.metadata.namespace, app.metadata.name), {
-        body: [
-          { op: "test", path: "/spec/operation/id", value: id },
-          { op: "remove", path: "/spec/operation" },
-        ],
-        contentType: "application/json-patch+json",
-      });
-      // 422: the test failed (a newer operation replaced it) — leave that one alone.
-      if (res.status >= 400 && res.status !== 422 && res.status !== 404)
-        throw toError(res, "clear operation");
-    },
     async setOperation(app, operation) {
       const body = {
         metadata: { resourceVersion: app.metadata.resourceVersion },

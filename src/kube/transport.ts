@@ -6,7 +6,7 @@ import {
   createConfiguration,
   type HttpMethod,
   KubeConfig,
-  RequestContext,
+  type RequestContext,
   ResponseContext,
   ServerConfiguration,
   wrapHttpLibrary,
@@ -126,5 +126,3 @@ export function configurationFromToken(
     httpApi,
   });
 }
-
-export { RequestContext };

@@ -75,8 +75,6 @@ export interface KubePort {
   setFinalizers(app: App, finalizers: string[]): Promise<App>;
   /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
   writeStatus(app: App, status: AppStatus): Promise<App>;
-  /** Removes spec.operation if its id is still `id` (JSON Patch test + remove). */
-  clearOperation(app: App, id: string): Promise<void>;
   /** Writes spec.operation (used by the HTTP API). */
   setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
   /** A Secret's data, base64-decoded, or undefined when absent. */

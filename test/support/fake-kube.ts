@@ -80,9 +80,6 @@ export function createFakeKube(): FakeKube {
       cur.status = structuredClone(status);
       return bump(cur);
     },
-    async clearOperation() {
-      counts.patch++;
-    },
     async setOperation(app, operation) {
       counts.patch++;
       const cur = checkRv(app);
