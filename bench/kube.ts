@@ -3,17 +3,16 @@
 // transport; small API helpers.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { parse } from "yaml";
 import type { App } from "../src/app/index.ts";
 import {
   configurationFromKubeConfig,
-  createKubePort,
   type KubeTransport,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
 import type { KubeObject } from "../src/reconcile/index.ts";
+import { callApi, installAppCrd } from "../test/support/kube-api.ts";
 import { sleep, waitFor } from "../test/support/wait.ts";
 
 export const ROOT = resolve(import.meta.dirname, "..");
@@ -94,42 +93,12 @@ export class Kube {
     this.raw = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
   }
 
-  async api(
-    method: string,
-    path: string,
-    body?: unknown,
-    contentType?: string,
-    allow: number[] = [],
-    // biome-ignore lint/suspicious/noExplicitAny: arbitrary API objects
-  ): Promise<any> {
-    const res = await this.raw(
-      method,
-      path,
-      body === undefined ? {} : { body, ...(contentType ? { contentType } : {}) },
-    );
-    if (res.status >= 400 && !allow.includes(res.status)) {
-      throw new Error(
-        `${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
-      );
-    }
-    return res.body;
+  api(method: string, path: string, body?: unknown, contentType?: string, allow: number[] = []) {
+    return callApi(this.raw, method, path, body, contentType, allow);
   }
 
-  async installCrd(): Promise<void> {
-    const kube = createKubePort(this.raw);
-    const crd = parse(
-      readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8"),
-    ) as KubeObject;
-    await kube.apply(crd);
-    const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline) {
-      // A fresh port each time: its discovery cache must not remember "no such kind".
-      const res = await this.raw("GET", "/apis/plumb.dev/v1alpha1");
-      const kinds = (res.body as { resources?: Array<{ kind: string }> })?.resources ?? [];
-      if (res.status === 200 && kinds.some((k) => k.kind === "App")) return;
-      await sleep(200);
-    }
-    throw new Error("App CRD not served after 30 s");
+  installCrd(): Promise<void> {
+    return installAppCrd(this.raw);
   }
 
   async namespace(name: string): Promise<void> {

@@ -1,6 +1,7 @@
 // npm start: the main job. With KUBECONFIG: `plumb reconcile --all` against that cluster.
 // Without: start the local control plane (test/cluster), install the CRD, serve the guestbook
 // example from a local Git server, create the example App and reconcile until it is Healthy.
+
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -12,6 +13,7 @@ import {
 } from "../src/kube/index.ts";
 import type { KubeObject } from "../src/reconcile/index.ts";
 import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
+import { installAppCrd } from "../test/support/kube-api.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "functions/cli.ts");
@@ -34,12 +36,9 @@ async function main(): Promise<number> {
   );
   execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], { stdio: "inherit" });
   const kubeconfig = join(dir, "kubeconfig");
-  const kube = createKubePort(transportFromConfiguration(configurationFromKubeConfig(kubeconfig)));
-  await kube.apply(
-    parse(readFileSync(join(ROOT, "infra/crds/apps.plumb.dev.yaml"), "utf8")) as KubeObject,
-  );
-  while (!(await kube.resourceFor("plumb.dev/v1alpha1", "App")))
-    await new Promise((r) => setTimeout(r, 200));
+  const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+  await installAppCrd(transport);
+  const kube = createKubePort(transport);
 
   const git = await startGitServer();
   try {

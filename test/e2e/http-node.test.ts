@@ -9,7 +9,7 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
-import { githubHeaders, githubPush } from "../support/github.ts";
+import { githubHeaders, githubPush, sendGithubPush } from "../support/github.ts";
 import {
   createApp,
   createNamespace,
@@ -77,12 +77,7 @@ describe("plumb serve", () => {
     const sha = await repo.commit({
       [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v7"),
     });
-    const body = githubPush(repo.url, "refs/heads/main", sha);
-    const res = await fetch(`${base}/webhooks/github`, {
-      method: "POST",
-      headers: githubHeaders(body, SECRET),
-      body,
-    });
+    const res = await sendGithubPush(base, SECRET, repo.url, sha);
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ apps: ["hooked/app"], revision: sha });
     await waitFor(
@@ -132,12 +127,7 @@ describe("plumb serve", () => {
       syncPolicy: { requiresApproval: true },
     });
     const sha = await held.head();
-    const push = githubPush(held.url, "refs/heads/main", sha);
-    const hook = await fetch(`${base}/webhooks/github`, {
-      method: "POST",
-      headers: githubHeaders(push, SECRET),
-      body: push,
-    });
+    const hook = await sendGithubPush(base, SECRET, held.url, sha);
     expect(await hook.json()).toMatchObject({ apps: ["held/app"] });
     const auth = { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" };
     const url = `${base}/api/v1/namespaces/held/apps/app`;

@@ -1,4 +1,5 @@
 // Helpers for e2e tests against the local control plane (started by global-setup.ts).
+
 import { inject } from "vitest";
 import type { App } from "../../src/app/index.ts";
 import {
@@ -10,6 +11,7 @@ import {
 } from "../../src/kube/index.ts";
 import type { KubeObject, KubePort, Ports } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
+import { callApi } from "../support/kube-api.ts";
 
 export const kubeconfig = (): string => inject("kubeconfig");
 
@@ -31,23 +33,14 @@ export function realPorts(extra: Partial<Ports> = {}): Ports {
 }
 
 /** Calls the API server; throws on HTTP errors other than those in `allow`. */
-export async function api(
+export function api(
   method: string,
   path: string,
   body?: unknown,
   contentType?: string,
   allow: number[] = [],
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary API objects
-): Promise<any> {
-  const res = await transport()(
-    method,
-    path,
-    body === undefined ? {} : { body, ...(contentType ? { contentType } : {}) },
-  );
-  if (res.status >= 400 && !allow.includes(res.status)) {
-    throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  return res.body;
+) {
+  return callApi(transport(), method, path, body, contentType, allow);
 }
 
 /** Creates a namespace (ok if it exists). */

@@ -10,7 +10,7 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
-import { githubHeaders, githubPush } from "../support/github.ts";
+import { sendGithubPush } from "../support/github.ts";
 import type { KubeProxy } from "../support/kube-proxy.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import {
@@ -58,12 +58,7 @@ describe("plumb in workerd", () => {
     const sha = await repo.commit({
       [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8"),
     });
-    const body = githubPush(repo.url, "refs/heads/main", sha);
-    const res = await fetch(`${base}/webhooks/github`, {
-      method: "POST",
-      headers: githubHeaders(body, SECRET),
-      body,
-    });
+    const res = await sendGithubPush(base, SECRET, repo.url, sha);
     expect(res.status).toBe(202);
     expect(await res.json()).toMatchObject({ apps: ["worker/pushed"], revision: sha });
     await waitFor(

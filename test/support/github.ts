@@ -60,3 +60,19 @@ export function githubHeaders(
     "x-hub-signature-256": `sha256=${sig}`,
   };
 }
+
+/** Sends a correctly signed push delivery for `cloneUrl` at `sha` to `${base}/webhooks/github`. */
+export function sendGithubPush(
+  base: string,
+  secret: string,
+  cloneUrl: string,
+  sha: string,
+  ref = "refs/heads/main",
+): Promise<Response> {
+  const body = githubPush(cloneUrl, ref, sha);
+  return fetch(`${base}/webhooks/github`, {
+    method: "POST",
+    headers: githubHeaders(body, secret),
+    body,
+  });
+}
