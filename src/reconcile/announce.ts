@@ -1,5 +1,5 @@
 // Announce transitions: Slack messages for the events the App subscribed to.
-import type { App } from "../app/index.ts";
+import { type App, Notifications } from "../app/index.ts";
 import type { Transition } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 
@@ -12,27 +12,20 @@ import type { Ports } from "./ports.ts";
  * any Secret value. A failure to emit that Event is swallowed.
  */
 export async function announce(app: App, list: readonly Transition[], ports: Ports): Promise<void> {
-  const slack = (
-    app.spec as
-      | {
-          notifications?: {
-            slack?: {
-              secretRef?: { name?: string; key?: string };
-              on?: string[];
-              channel?: string;
-            };
-          };
-        }
-      | undefined
-  )?.notifications?.slack;
+  // Parsed on its own with the App schema's piece, so an App whose spec is otherwise invalid
+  // still gets its Failed alert.
+  const parsed = Notifications.safeParse(
+    (app.spec as { notifications?: unknown } | undefined)?.notifications,
+  );
+  const slack = parsed.success ? parsed.data?.slack : undefined;
   const notify = ports.notify;
-  const secretName = slack?.secretRef?.name;
+  const secretName = slack?.secretRef.name;
   if (!slack || !secretName || !notify || list.length === 0) return;
-  const wanted = list.filter((t) => (slack.on ?? [t.event]).includes(t.event));
+  const wanted = list.filter((t) => slack.on.includes(t.event));
   if (wanted.length === 0) return;
   const id = `${app.metadata.namespace}/${app.metadata.name}`;
   const secret = `${app.metadata.namespace}/${secretName}`;
-  const key = slack.secretRef?.key ?? "webhookURL";
+  const key = slack.secretRef.key;
 
   const problem = await (async (): Promise<string | undefined> => {
     let data: Record<string, string> | undefined;
