@@ -9,7 +9,7 @@ import { FakeKube, testApp } from "./testing.ts";
 import { parsePush } from "./webhooks.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const SHARED = path.resolve(ROOT, "../shared/fixtures/webhooks");
+const SHARED = path.resolve(ROOT, "test/fixtures/webhooks");
 const shared = (name: string) => new Uint8Array(readFileSync(path.join(SHARED, name)));
 const GITHUB_BODY = new Uint8Array(
   readFileSync(path.join(import.meta.dirname, "testdata/github-push.json")),

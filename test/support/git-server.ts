@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
@@ -261,7 +261,7 @@ function parseCgiHeaders(text: string): { status: number; headers: Record<string
 
 /**
  * Reads every file under `dir`, recursively, into path → UTF-8 content (paths relative to `dir`,
- * "/"-separated). For committing ../shared/fixtures/real/<name> into a test repository.
+ * "/"-separated). For committing test/fixtures/real/<name> into a test repository.
  */
 export function fixtureFiles(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -277,8 +277,5 @@ export function fixtureFiles(dir: string): Record<string, string> {
   return out;
 }
 
-/** Absolute path of /work/shared/fixtures/real (../shared/fixtures/real from the repo root). */
-export const REAL_FIXTURES = resolve(
-  fileURLToPath(new URL("../..", import.meta.url)),
-  "../shared/fixtures/real",
-);
+/** Absolute path of test/fixtures/real: real manifests, overlays and charts (see its SOURCES.md). */
+export const REAL_FIXTURES = fileURLToPath(new URL("../fixtures/real", import.meta.url));
