@@ -6,12 +6,12 @@ import { execFileSync } from "node:child_process";
 import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { App } from "../src/app/index.ts";
+import type { KubeObject } from "../src/core/index.ts";
 import {
   configurationFromKubeConfig,
   type KubeTransport,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
-import type { KubeObject } from "../src/reconcile/index.ts";
 import { callApi, installAppCrd } from "../test/support/kube-api.ts";
 import { sleep, waitFor } from "../test/support/wait.ts";
 

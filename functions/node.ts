@@ -43,7 +43,7 @@ export async function serve(
     }
   };
   const app = createHttpApp({
-    kube: ports().kube,
+    apps: ports().kube,
     config: httpConfig,
     now: () => new Date(),
     log,

@@ -93,7 +93,7 @@ export default {
     try {
       const ports = portsFor(env);
       app = createHttpApp({
-        kube: ports.kube,
+        apps: ports.kube,
         config: parseHttpConfig(env),
         now: () => new Date(),
         log: (entry) => console.log(JSON.stringify(entry)),

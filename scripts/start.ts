@@ -6,12 +6,12 @@ import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
+import type { KubeObject } from "../src/core/index.ts";
 import {
   configurationFromKubeConfig,
   createKubePort,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
-import type { KubeObject } from "../src/reconcile/index.ts";
 import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 import { installAppCrd } from "../test/support/kube-api.ts";
 

@@ -1,5 +1,6 @@
 // Health rules for core/v1, networking, autoscaling and apiextensions kinds.
-import type { KubeObject } from "../reconcile/ports.ts";
+
+import type { KubeObject } from "../core/index.ts";
 import {
   arr,
   type Cond,

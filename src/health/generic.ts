@@ -1,7 +1,8 @@
 // Health of kinds without a dedicated rule, custom resources above all: the kstatus
 // conventions (Ready, Reconciling, Stalled) that Flux, Crossplane, cert-manager and most
 // controller-runtime operators follow.
-import type { KubeObject } from "../reconcile/ports.ts";
+
+import type { KubeObject } from "../core/index.ts";
 import { conditionsOf, describe, findCondition, type HealthResult, result } from "./util.ts";
 
 /**

@@ -1,6 +1,7 @@
 // Health rule for v1/Pod. Messages start with "pod <name>" so they read well when a
 // workload's health is explained by one of its pods.
-import type { KubeObject } from "../reconcile/ports.ts";
+
+import type { KubeObject } from "../core/index.ts";
 import {
   arr,
   conditionsOf,

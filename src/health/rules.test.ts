@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../reconcile/ports.ts";
+import type { KubeObject } from "../core/index.ts";
 import { assessHealth, ruleKey } from "./index.ts";
 
 const NOW = new Date("2025-06-01T12:00:00Z");

@@ -1,6 +1,7 @@
 // The table of health rules, keyed by "group/Kind" ("Kind" for the core group), and the entry
 // point that applies the checks every kind shares before its own rule.
-import type { KubeObject } from "../reconcile/ports.ts";
+
+import type { KubeObject } from "../core/index.ts";
 import {
   alwaysHealthy,
   crdHealth,

@@ -1,7 +1,7 @@
 // Shared types and readers for the health rules. Live objects are untyped JSON, so every
 // field is read defensively: a missing or mistyped field reads as its Kubernetes default.
 import type { HealthStatus } from "../app/schema.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
+import type { KubeObject } from "../core/index.ts";
 
 /** Health of one object: a status and, when there is something to say, why. */
 export interface HealthResult {

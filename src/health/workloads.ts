@@ -1,7 +1,8 @@
 // Health rules for the apps/ and batch/ workload kinds. The generic checks (deletion, observed
 // generation) run before these in assessHealth, so each rule sees a status the controller
 // has computed for the current spec.
-import type { KubeObject } from "../reconcile/ports.ts";
+
+import type { KubeObject } from "../core/index.ts";
 import {
   conditionsOf,
   describe,

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
 import type { AppStatus } from "../app/index.ts";
-import { KubeApiError } from "../reconcile/ports.ts";
+import { KubeApiError } from "../core/index.ts";
 import { createHttpApp } from "./app.ts";
 import type { HttpConfig } from "./config.ts";
-import { FakeKube, testApp } from "./testing.ts";
 
 const ADMIN = "admin-token-0123456789abcdef";
 const TEAM_A = "team-a-token-0123456789abcdef";
@@ -52,7 +52,7 @@ function setup() {
   ]);
   const log: Array<Record<string, unknown>> = [];
   const app = createHttpApp({
-    kube,
+    apps: kube,
     config: CONFIG,
     trigger: kube.trigger,
     now: () => new Date(NOW),
@@ -390,7 +390,7 @@ describe("POST operations", () => {
     const approve = await call("POST", `${WEB}/approve`, TEAM_A, {});
     expect(approve.status).toBe(409);
 
-    const stored = kube.apps.find((a) => a.metadata.name === "web")!;
+    const stored = kube.app("team-a", "web")!;
     stored.status = {
       ...stored.status,
       operationState: { id: first.id, type: "Sync", phase: "Running" },
@@ -494,7 +494,7 @@ describe("Kubernetes API errors", () => {
     kube.fail.emitEvent = new KubeApiError(403, "Forbidden", "events is forbidden");
     const log: Array<Record<string, unknown>> = [];
     const app = createHttpApp({
-      kube,
+      apps: kube,
       config: CONFIG,
       trigger: () => Promise.reject(new Error("queue unavailable")),
       now: () => new Date(NOW),

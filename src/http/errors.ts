@@ -2,7 +2,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { KubeApiError } from "../reconcile/ports.ts";
+import { KubeApiError } from "../core/index.ts";
 
 /** An HTTP error with a JSON body `{message, ...details}`. Throw it from any handler. */
 export class HttpError extends HTTPException {

@@ -1,19 +1,35 @@
 // Types shared by the HTTP app's routes.
-import type { KubePort } from "../reconcile/ports.ts";
+import type { App } from "../app/index.ts";
+import type { NamespacedName } from "../core/index.ts";
 import type { Caller } from "./auth.ts";
 import type { HttpConfig } from "./config.ts";
 import type { Log } from "./errors.ts";
 
 /** An App by namespace and name. */
-export interface AppKey {
-  namespace: string;
-  name: string;
+export type AppKey = NamespacedName;
+
+/**
+ * The HTTP app's port to the cluster: the Apps, their operations and Events. Every method may
+ * throw KubeApiError. (The reconcile loop's KubePort implements it.)
+ */
+export interface AppStore {
+  /** The App, or undefined when it does not exist. */
+  getApp(namespace: string, name: string): Promise<App | undefined>;
+  /** Apps in `namespace`, or in all namespaces when undefined. */
+  listApps(namespace?: string): Promise<App[]>;
+  /** Writes spec.operation with a resourceVersion precondition (409 on conflict). */
+  setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
+  /** Emits a core/v1 Event whose involvedObject is the App. */
+  emitEvent(
+    app: App,
+    event: { type: "Normal" | "Warning"; reason: string; message: string },
+  ): Promise<void>;
 }
 
 /** What the HTTP app needs from its runtime (Worker or Node). */
 export interface HttpDeps {
-  /** Cluster access: listApps, getApp, setOperation, emitEvent. */
-  kube: KubePort;
+  /** The Apps in the cluster. */
+  apps: AppStore;
   config: HttpConfig;
   /** Schedule reconciles of these Apps now (queue on Workers, in-process on Node). Returns quickly. */
   trigger(apps: AppKey[], reason: string): Promise<void>;

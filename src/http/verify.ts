@@ -1,5 +1,7 @@
 // Webhook authentication and constant-time comparisons, on Web Crypto only (Node and workerd).
+
 import { Webhooks } from "@octokit/webhooks";
+import { hex } from "../core/index.ts";
 
 const encoder = new TextEncoder();
 
@@ -25,11 +27,6 @@ export async function timingSafeEqual(a: string, b: string): Promise<boolean> {
   return bytesEqual(da, db);
 }
 
-/** Lower-case hex of `bytes`. */
-export function toHex(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 async function hmacKey(secret: string): Promise<CryptoKey> {
   return crypto.subtle.importKey(
     "raw",
@@ -46,7 +43,7 @@ export async function hmacSha256Hex(
   body: Uint8Array<ArrayBuffer> | string,
 ): Promise<string> {
   const data = typeof body === "string" ? encoder.encode(body) : body;
-  return toHex(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), data)));
+  return hex(new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), data)));
 }
 
 const HEX64 = /^[0-9a-f]{64}$/i;

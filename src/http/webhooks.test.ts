@@ -2,10 +2,10 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { KubeApiError } from "../reconcile/ports.ts";
+import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
+import { KubeApiError } from "../core/index.ts";
 import { createHttpApp } from "./app.ts";
 import type { HttpConfig } from "./config.ts";
-import { FakeKube, testApp } from "./testing.ts";
 import { parsePush } from "./webhooks.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -33,7 +33,7 @@ function setup(apps = APPS, config: HttpConfig = CONFIG) {
   const kube = new FakeKube(apps);
   const log: Array<Record<string, unknown>> = [];
   const app = createHttpApp({
-    kube,
+    apps: kube,
     config,
     trigger: kube.trigger,
     now: () => new Date("2026-03-04T05:06:07Z"),
@@ -297,7 +297,7 @@ describe("POST /webhooks/github", () => {
     const kube = new FakeKube(APPS);
     const log: Array<Record<string, unknown>> = [];
     const app = createHttpApp({
-      kube,
+      apps: kube,
       config: CONFIG,
       trigger: () => Promise.reject(new Error("queue send failed")),
       now: () => new Date(),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KubeApiError } from "../reconcile/ports.ts";
+import { KubeApiError } from "../core/index.ts";
 import { createKubePort } from "./adapter.ts";
 import { DiscoveryCache } from "./discovery.ts";
 import type { KubeTransport } from "./transport.ts";

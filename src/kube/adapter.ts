@@ -1,15 +1,11 @@
 // KubePort over the API server's REST API: the only place plumb talks to Kubernetes.
 import type { App, AppStatus } from "../app/index.ts";
 import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from "../app/index.ts";
-import {
-  KubeApiError,
-  type KubeObject,
-  type KubePort,
-  type Ref,
-  type RequestCounts,
-  type Verb,
-} from "../reconcile/ports.ts";
+import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
+import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
+import { createLeases } from "./lease.ts";
+import { enc, toError } from "./request.ts";
 import type { KubeRequest, KubeResponse, KubeTransport } from "./transport.ts";
 
 const APPS = `/apis/${GROUP}/${VERSION}`;
@@ -32,8 +28,6 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
   const discovery = options.discovery ?? processDiscovery;
   const now = options.now ?? (() => new Date());
   const counts: RequestCounts = { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
-  /** resourceVersion of each Lease this port holds, for a conditional release. */
-  const heldLeases = new Map<string, string>();
 
   async function call(
     verb: Verb,
@@ -65,7 +59,7 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
     return res.body;
   }
 
-  async function objectPath(ref: Ref): Promise<string> {
+  async function objectPath(ref: ObjectRef): Promise<string> {
     const info = await port.resourceFor(ref.apiVersion, ref.kind);
     if (!info) {
       throw new KubeApiError(
@@ -80,8 +74,6 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
   }
   const appPath = (ns: string, name: string) =>
     `${APPS}/namespaces/${enc(ns)}/${PLURAL}/${enc(name)}`;
-  const leasePath = (ns: string, name?: string) =>
-    `/apis/coordination.k8s.io/v1/namespaces/${enc(ns)}/leases${name ? `/${enc(name)}` : ""}`;
 
   const port: KubePort = {
     async getApp(namespace, name) {
@@ -213,66 +205,7 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
         },
       });
     },
-    async acquireLease(namespace, name, holder, durationSeconds) {
-      const at = microTime(now());
-      const spec = {
-        holderIdentity: holder,
-        leaseDurationSeconds: durationSeconds,
-        acquireTime: at,
-        renewTime: at,
-      };
-      // Create first: one request when no run holds the Lease (the common case).
-      const created = await call("create", "POST", leasePath(namespace), {
-        body: {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace },
-          spec,
-        },
-      });
-      if (created.status < 300) {
-        heldLeases.set(
-          `${namespace}/${name}`,
-          (created.body as KubeObject).metadata.resourceVersion ?? "",
-        );
-        return true;
-      }
-      if (created.status !== 409) throw toError(created, "create Lease");
-      // It exists: take it over only if it is ours or expired (a crashed run's).
-      const res = await call("get", "GET", leasePath(namespace, name));
-      if (res.status === 404) return false;
-      if (res.status >= 400) throw toError(res, "get Lease");
-      const lease = res.body as KubeObject & { spec?: Record<string, unknown> };
-      const cur = lease.spec ?? {};
-      const renew = Date.parse(String(cur["renewTime"] ?? ""));
-      const held = Number(cur["leaseDurationSeconds"] ?? 0) * 1000;
-      const free =
-        !cur["holderIdentity"] ||
-        cur["holderIdentity"] === holder ||
-        Number.isNaN(renew) ||
-        renew + held < now().getTime();
-      if (!free) return false;
-      const updated = await call("update", "PUT", leasePath(namespace, name), {
-        body: { ...lease, spec: { ...cur, ...spec } },
-      });
-      if (updated.status === 409) return false;
-      if (updated.status >= 400) throw toError(updated, "update Lease");
-      heldLeases.set(
-        `${namespace}/${name}`,
-        (updated.body as KubeObject).metadata.resourceVersion ?? "",
-      );
-      return true;
-    },
-    async releaseLease(namespace, name, _holder) {
-      // Delete only the version this port acquired: a Lease taken over since stays (409).
-      const key = `${namespace}/${name}`;
-      const resourceVersion = heldLeases.get(key);
-      if (resourceVersion === undefined) return;
-      heldLeases.delete(key);
-      await call("delete", "DELETE", leasePath(namespace, name), {
-        body: { apiVersion: "v1", kind: "DeleteOptions", preconditions: { resourceVersion } },
-      });
-    },
+    ...createLeases(call, now),
     requestCounts() {
       return { ...counts };
     },
@@ -280,26 +213,7 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
   return port;
 }
 
-function enc(segment: string): string {
-  return encodeURIComponent(segment);
-}
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
-}
-
 function decodeBase64(value: string): string {
   const bin = atob(value);
   return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
-}
-
-function toError(res: KubeResponse, what: string): KubeApiError {
-  const body = (typeof res.body === "object" && res.body !== null ? res.body : {}) as {
-    reason?: string;
-    message?: string;
-  };
-  const message =
-    body.message ?? (typeof res.body === "string" ? res.body.slice(0, 300) : `HTTP ${res.status}`);
-  return new KubeApiError(res.status, body.reason ?? "Unknown", `${what}: ${message}`);
 }

@@ -1,6 +1,8 @@
 // Discovery: group/version/kind → resource name and scope, cached like client-go's memcache
 // discovery (kept for a TTL, and one group-version re-read when a kind is not found).
-import { KubeApiError, type ResourceInfo } from "../reconcile/ports.ts";
+
+import { KubeApiError } from "../core/index.ts";
+import type { ResourceInfo } from "../reconcile/ports.ts";
 import type { KubeTransport } from "./transport.ts";
 
 interface Entry {

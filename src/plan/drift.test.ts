@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../reconcile/ports.ts";
+import type { KubeObject } from "../core/index.ts";
 import { detectDrift } from "./drift.ts";
 
 const desired: KubeObject = {

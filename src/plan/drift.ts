@@ -1,8 +1,6 @@
 // Drift: desired vs live, field by field, with the field manager that owns each drifted value.
 import { FIELD_MANAGER } from "../app/index.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
-import { canonicalJson } from "../render/hash.ts";
-import { isRecord } from "../render/manifests.ts";
+import { canonicalJson, isRecord, type KubeObject } from "../core/index.ts";
 
 export interface DriftedField {
   /** Readable path: "spec.template.spec.containers[name=web].image". */

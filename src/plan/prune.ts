@@ -1,8 +1,7 @@
 // Prune plan: the set difference between the last inventory and the new desired set,
 // filtered by ownership and the protected kinds.
 import { ANNOTATION_PRUNE, LABEL_APP, LABEL_APP_NAMESPACE, type ObjectRef } from "../app/index.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
-import { describeRef, groupOf, refKey } from "../render/index.ts";
+import { describeRef, groupOf, type KubeObject, refKey } from "../core/index.ts";
 
 /** Kinds never pruned unless the live object is annotated plumb.dev/prune: "true". */
 const PROTECTED = new Set([

@@ -8,7 +8,7 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { canonicalJson } from "../render/hash.ts";
+import { canonicalJson } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import { nextReconcileAt } from "./schedule.ts";
 

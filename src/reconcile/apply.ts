@@ -1,8 +1,8 @@
 // Apply: server-side apply in stages (CRDs and Namespaces first, then the rest); a failure on
 // one object is recorded on it and the others still apply.
 import type { ObjectRef } from "../app/index.ts";
-import { describeRef, refKey, refOf } from "../render/index.ts";
-import type { KubeObject, Ports } from "./ports.ts";
+import { describeRef, groupOf, type KubeObject, refKey, refOf } from "../core/index.ts";
+import type { Ports } from "./ports.ts";
 
 export interface ApplyOutcome {
   /** Objects as the API server stored them (for health), by refKey. */
@@ -103,7 +103,7 @@ export async function restartWorkloads(
   const restarted: ObjectRef[] = [];
   const failed = new Map<string, string>();
   for (const ref of inventory) {
-    const group = ref.apiVersion.split("/")[0];
+    const group = groupOf(ref.apiVersion);
     if (!RESTARTABLE.has(`${group}/${ref.kind}`)) continue;
     const patch: KubeObject = {
       apiVersion: ref.apiVersion,

@@ -1,15 +1,8 @@
 // Desired state: resolve the source's revision and render it to objects.
 import type { App, AppSpec, Issue } from "../app/index.ts";
-import {
-  gvkKey,
-  hashObjects,
-  type ParsedObject,
-  parseManifests,
-  renderImage,
-  renderObjects,
-} from "../render/index.ts";
-import type { GitAuth, KubeObject, Ports } from "./ports.ts";
-import { SourceError } from "./ports.ts";
+import { gvkKey, hashObjects, type KubeObject, SourceError } from "../core/index.ts";
+import { type ParsedObject, parseManifests, renderImage, renderObjects } from "../render/index.ts";
+import type { Ports, SourceAuth } from "./ports.ts";
 
 export type Desired =
   | { ok: true; revision: string; objects: KubeObject[]; objectHash: string }
@@ -26,7 +19,7 @@ export async function sourceAuth(
   app: App,
   spec: AppSpec,
   ports: Ports,
-): Promise<GitAuth | undefined> {
+): Promise<SourceAuth | undefined> {
   const ref = spec.source.git?.secretRef ?? spec.source.image?.secretRef;
   if (!ref) return undefined;
   const data = await ports.kube.getSecret(app.metadata.namespace, ref.name);
@@ -35,7 +28,7 @@ export async function sourceAuth(
       `Secret ${app.metadata.namespace}/${ref.name} (spec.source secretRef) not found`,
       true,
     );
-  const auth: GitAuth = {};
+  const auth: SourceAuth = {};
   if (data["token"]) auth.token = data["token"];
   if (data["username"]) auth.username = data["username"];
   if (data["password"]) auth.password = data["password"];
@@ -45,7 +38,7 @@ export async function sourceAuth(
 /** The revision the source names now: a commit SHA (git) or a digest (image). Throws SourceError. */
 export async function resolveRevision(
   spec: AppSpec,
-  auth: GitAuth | undefined,
+  auth: SourceAuth | undefined,
   ports: Ports,
 ): Promise<string> {
   if (spec.source.git) return ports.git.resolve(spec.source.git, auth);
@@ -66,7 +59,7 @@ export async function renderRevision(
   app: App,
   spec: AppSpec,
   revision: string,
-  auth: GitAuth | undefined,
+  auth: SourceAuth | undefined,
   ports: Ports,
 ): Promise<Desired> {
   let parsed: ParsedObject[];

@@ -1,8 +1,8 @@
 // Finalize: an App being deleted prunes its inventory (same safety rules), then lets go.
 import type { App, ObjectRef } from "../app/index.ts";
 import { FINALIZER, validateSpec } from "../app/index.ts";
+import { describeRef, refKey } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
-import { describeRef, refKey } from "../render/index.ts";
 import { listLive } from "./observe.ts";
 import type { Ports } from "./ports.ts";
 

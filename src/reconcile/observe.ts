@@ -1,9 +1,9 @@
 // Observe: the live objects of an App, one list per kind (by tracking labels), and their health.
 import type { HealthStatus, ObjectRef, ResourceStatus } from "../app/index.ts";
 import { LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
+import { gvkKey, type KubeObject, refKey } from "../core/index.ts";
 import { aggregateHealth, assessHealth, type HealthItem } from "../health/index.ts";
-import { gvkKey, refKey } from "../render/index.ts";
-import type { KubeObject, Ports } from "./ports.ts";
+import type { Ports } from "./ports.ts";
 
 /** Label selector for the objects of App namespace/name. */
 export function appSelector(namespace: string, name: string): string {

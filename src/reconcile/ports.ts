@@ -1,46 +1,7 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registry), src/notify (Slack). Tests pass fakes.
 import type { App, AppStatus, GitSource, ImageSource } from "../app/index.ts";
-
-/** A Kubernetes object as JSON. `metadata.namespace` is absent for cluster-scoped kinds. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    uid?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-    resourceVersion?: string;
-    generation?: number;
-    deletionTimestamp?: string;
-    finalizers?: string[];
-    ownerReferences?: unknown[];
-    managedFields?: ManagedFieldsEntry[];
-    [key: string]: unknown;
-  };
-  [key: string]: unknown;
-}
-
-/** metav1.ManagedFieldsEntry. */
-export interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  apiVersion?: string;
-  fieldsType?: string;
-  fieldsV1?: Record<string, unknown>;
-  subresource?: string;
-  time?: string;
-}
-
-/** Identity of one object: enough to get, list or delete it. */
-export interface Ref {
-  apiVersion: string;
-  kind: string;
-  namespace?: string | undefined;
-  name: string;
-}
+import type { KubeObject, ObjectRef, SourceFile } from "../core/index.ts";
 
 /** API resource found by discovery for a group/version/kind. */
 export interface ResourceInfo {
@@ -52,18 +13,6 @@ export interface ResourceInfo {
 /** Kubernetes API verbs counted per run (client-go's request metrics use the same names). */
 export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
 export type RequestCounts = Record<Verb, number>;
-
-/** An error from the API server with its HTTP status and Status.reason. */
-export class KubeApiError extends Error {
-  readonly status: number;
-  readonly reason: string;
-  constructor(status: number, reason: string, message: string) {
-    super(message);
-    this.name = "KubeApiError";
-    this.status = status;
-    this.reason = reason;
-  }
-}
 
 /** The Kubernetes API as the loop needs it. Every method may throw KubeApiError. */
 export interface KubePort {
@@ -87,7 +36,7 @@ export interface KubePort {
     options?: { dryRun?: boolean; fieldManager?: string },
   ): Promise<KubeObject>;
   /** The object, or undefined when it does not exist. */
-  get(ref: Ref): Promise<KubeObject | undefined>;
+  get(ref: ObjectRef): Promise<KubeObject | undefined>;
   /** Objects of one kind matching a label selector, in `namespace` or all namespaces. */
   list(
     apiVersion: string,
@@ -96,7 +45,7 @@ export interface KubePort {
     namespace?: string,
   ): Promise<KubeObject[]>;
   /** Deletes with background propagation. "gone" when it was already absent. */
-  delete(ref: Ref): Promise<"deleted" | "gone">;
+  delete(ref: ObjectRef): Promise<"deleted" | "gone">;
   /** Emits a core/v1 Event whose involvedObject is the App. */
   emitEvent(
     app: App,
@@ -118,41 +67,25 @@ export interface KubePort {
   requestCounts(): RequestCounts;
 }
 
-/** Credentials for a Git server, from the Secret in spec.source.git.secretRef. */
-export interface GitAuth {
+/** Credentials for a source (Git server or registry), from the Secret in spec.source.*.secretRef. */
+export interface SourceAuth {
   username?: string;
   password?: string;
   token?: string;
 }
 
-/** One manifest file from a source, path relative to the source path. */
-export interface SourceFile {
-  path: string;
-  content: string;
-}
-
 /** Git smart HTTP, as the loop needs it. Errors are thrown as SourceError. */
 export interface GitPort {
   /** ls-refs: the full commit SHA that `ref` names now. */
-  resolve(source: GitSource, auth: GitAuth | undefined): Promise<string>;
+  resolve(source: GitSource, auth: SourceAuth | undefined): Promise<string>;
   /** The files under source.path at `commit` (.yaml, .yml, .json, recursively, sorted by path). */
-  fetch(source: GitSource, commit: string, auth: GitAuth | undefined): Promise<SourceFile[]>;
+  fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
 }
 
 /** OCI distribution API, as the loop needs it. */
 export interface ImagePort {
   /** The manifest digest ("sha256:...") that repository:tag names now. */
-  resolve(source: ImageSource, auth: GitAuth | undefined): Promise<string>;
-}
-
-/** A failure to reach or read a source; `transient` ones are retried with backoff. */
-export class SourceError extends Error {
-  readonly transient: boolean;
-  constructor(message: string, transient: boolean) {
-    super(message);
-    this.name = "SourceError";
-    this.transient = transient;
-  }
+  resolve(source: ImageSource, auth: SourceAuth | undefined): Promise<string>;
 }
 
 /** Slack incoming webhook. */

@@ -2,11 +2,12 @@
 // Everything it knows it reads this run, from the cluster and the source; it writes status once.
 import type { App, AppSpec, AppStatus, HealthStatus, SyncStatus } from "../app/index.ts";
 import { FINALIZER, formatIssues, validateSpec } from "../app/index.ts";
+import { KubeApiError } from "../core/index.ts";
 import { decide, pendingOperation } from "../plan/index.ts";
 import { renderRevision, resolveRevision, sourceAuth, sourceFailed } from "./desired.ts";
 import { finalizeApp } from "./finalize.ts";
 import { LeaseBusyError, withLease } from "./lease.ts";
-import { type GitAuth, KubeApiError, type Ports, type RequestCounts } from "./ports.ts";
+import type { Ports, RequestCounts, SourceAuth } from "./ports.ts";
 import { Run } from "./run.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
@@ -103,7 +104,7 @@ async function runOnce(
   run.interval = spec.interval;
 
   // 3. Resolve the source to a revision (ls-refs, or tag → digest).
-  let auth: GitAuth | undefined;
+  let auth: SourceAuth | undefined;
   let revision: string;
   try {
     auth = await sourceAuth(app, spec, ports);

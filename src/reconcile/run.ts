@@ -8,6 +8,7 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
+import { describeRef, type KubeObject, refKey, refOf } from "../core/index.ts";
 import {
   composeStatus,
   type Decision,
@@ -17,13 +18,11 @@ import {
   statusChanged,
   transitions,
 } from "../plan/index.ts";
-import { describeRef, refKey, refOf } from "../render/index.ts";
 import { announce } from "./announce.ts";
 import { applyStaged, restartWorkloads } from "./apply.ts";
 import { withLease } from "./lease.ts";
 import { healthOf, listLive, resourceStatus } from "./observe.ts";
-import type { KubeObject, Ports } from "./ports.ts";
-
+import type { Ports } from "./ports.ts";
 import type { RunResult } from "./reconcile.ts";
 
 /** The state of one run: what the steps recorded, turned into status once at the end. */

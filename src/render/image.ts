@@ -1,6 +1,6 @@
 // Image source: one container image rendered to a Deployment, a Service and an optional Ingress.
 import type { ImageSource } from "../app/index.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
+import type { KubeObject } from "../core/index.ts";
 import type { ParsedObject } from "./manifests.ts";
 
 /**

@@ -1,7 +1,8 @@
 // Manifest parsing: YAML/JSON files from a source to plain objects, with file and line for errors.
 import { LineCounter, parseAllDocuments } from "yaml";
 import type { Issue } from "../app/index.ts";
-import type { KubeObject, SourceFile } from "../reconcile/ports.ts";
+import type { SourceFile } from "../core/index.ts";
+import { isRecord, type KubeObject } from "../core/index.ts";
 
 /** An object parsed from a file, with where it came from (for error messages). */
 export interface ParsedObject {
@@ -85,9 +86,4 @@ function checkShape(value: unknown): string | undefined {
     return `${value["kind"]} ${meta["name"]}: metadata.namespace must be a string`;
   }
   return undefined;
-}
-
-/** True for a plain object (not an array, not null). */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hashObjects } from "./hash.ts";
+import { hashObjects } from "../core/index.ts";
 import { parseManifests } from "./manifests.ts";
 import { MAX_OBJECTS, renderObjects } from "./render.ts";
 

@@ -2,9 +2,8 @@
 // stamped, order stable. Pure: scope (namespaced or not) comes from discovery, passed in.
 import type { Issue } from "../app/index.ts";
 import { trackingLabels } from "../app/index.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
-import { isRecord, type ParsedObject } from "./manifests.ts";
-import { gvkKey, refKey, refOf } from "./refs.ts";
+import { gvkKey, isRecord, type KubeObject, refKey, refOf } from "../core/index.ts";
+import type { ParsedObject } from "./manifests.ts";
 
 export interface RenderContext {
   appNamespace: string;

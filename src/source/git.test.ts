@@ -8,7 +8,7 @@ import {
   type TestRepo,
 } from "../../test/support/git-server.ts";
 import type { GitSource } from "../app/index.ts";
-import { SourceError } from "../reconcile/ports.ts";
+import { SourceError } from "../core/index.ts";
 import { createGitPort } from "./git.ts";
 
 const port = createGitPort({ timeoutMs: 10_000 });

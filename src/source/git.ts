@@ -7,8 +7,9 @@ import git from "isomorphic-git";
 import webHttp from "isomorphic-git/http/web";
 import { createFsFromVolume, Volume } from "memfs";
 import type { GitSource } from "../app/index.ts";
-import type { GitAuth, GitPort, SourceFile } from "../reconcile/ports.ts";
-import { SourceError } from "../reconcile/ports.ts";
+import type { SourceFile } from "../core/index.ts";
+import { SourceError } from "../core/index.ts";
+import type { GitPort, SourceAuth } from "../reconcile/ports.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
 import { collectManifests } from "./tree.ts";
 
@@ -69,7 +70,7 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   /** Runs `fn` with a guarded client under the deadline; maps every failure to SourceError. */
   async function call<T>(
     source: GitSource,
-    auth: GitAuth | undefined,
+    auth: SourceAuth | undefined,
     fn: (remote: Remote, client: HttpClient) => Promise<T>,
   ): Promise<T> {
     const remote = remoteFor(source.url, auth);

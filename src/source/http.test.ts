@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SourceError } from "../reconcile/ports.ts";
+import { SourceError } from "../core/index.ts";
 import { displayUrl, remoteFor, scrub, stripUserinfo, toSourceError } from "./http.ts";
 
 describe("displayUrl", () => {

@@ -3,8 +3,8 @@
 // failures to SourceError.
 // Runs in Node and in Cloudflare workerd: Web APIs only (fetch, URL, btoa, AbortController).
 import type { HttpClient } from "isomorphic-git";
-import type { GitAuth } from "../reconcile/ports.ts";
-import { SourceError } from "../reconcile/ports.ts";
+import { basicAuth, SourceError, transientStatus } from "../core/index.ts";
+import type { SourceAuth } from "../reconcile/ports.ts";
 
 /** Username sent with a bare token (GitHub's convention; GitLab and Gitea accept any name). */
 export const TOKEN_USERNAME = "x-access-token";
@@ -28,7 +28,7 @@ export interface Remote {
  * falling back to userinfo in the URL. Throws SourceError (not transient) for a malformed or
  * non-http(s) URL.
  */
-export function remoteFor(rawUrl: string, auth: GitAuth | undefined): Remote {
+export function remoteFor(rawUrl: string, auth: SourceAuth | undefined): Remote {
   let parsed: URL;
   try {
     parsed = new URL(rawUrl);
@@ -62,7 +62,7 @@ export function remoteFor(rawUrl: string, auth: GitAuth | undefined): Remote {
   else if (auth?.username || auth?.password)
     [user, pass] = [auth.username ?? "", auth.password ?? ""];
   else if (urlUser || urlPass) [user, pass] = [urlUser, urlPass];
-  if (user !== undefined) headers["Authorization"] = `Basic ${base64(`${user}:${pass ?? ""}`)}`;
+  if (user !== undefined) headers["Authorization"] = basicAuth(user, pass ?? "");
   return { url, display: displayUrl(url), headers, secrets };
 }
 
@@ -107,12 +107,6 @@ export function scrub(text: string, secrets: readonly string[]): string {
   let out = stripUserinfo(text);
   for (const secret of secrets) out = out.split(secret).join("***");
   return out;
-}
-
-function base64(text: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary);
 }
 
 /** What a guarded client saw: whether it hit the deadline or the download cap. */
@@ -164,8 +158,7 @@ export function toSourceError(err: unknown, remote: Remote): SourceError {
       return new SourceError(`authentication failed for ${where} (HTTP ${status})`, false);
     }
     if (status === 404) return new SourceError(`repository not found: ${where} (HTTP 404)`, false);
-    const transient = status === 408 || status === 429 || status >= 500;
-    return new SourceError(`Git server ${where} answered HTTP ${status}`, transient);
+    return new SourceError(`Git server ${where} answered HTTP ${status}`, transientStatus(status));
   }
   if (code === "SmartHttpError") {
     return new SourceError(`${where} is not a Git smart HTTP server`, false);

@@ -6,8 +6,8 @@ import {
   type TestRegistry,
 } from "../../test/support/registry.ts";
 import type { ImageSource } from "../app/index.ts";
-import type { GitAuth } from "../reconcile/ports.ts";
-import { SourceError } from "../reconcile/ports.ts";
+import { SourceError } from "../core/index.ts";
+import type { SourceAuth } from "../reconcile/ports.ts";
 import {
   createImagePort,
   MANIFEST_MEDIA_TYPES,
@@ -406,7 +406,7 @@ describe("resolve against a local registry", () => {
         { username: "alice", password: "wrong-pw-1234" },
         { token: "wrong-pw-1234" },
         undefined,
-      ] satisfies (GitAuth | undefined)[]) {
+      ] satisfies (SourceAuth | undefined)[]) {
         const err = await failure(port.resolve(img(`${reg.host}/web`, "1.0"), auth));
         expect(err.transient).toBe(false);
         expect(err.message).toBe(

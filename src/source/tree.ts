@@ -1,7 +1,7 @@
 // Reading the manifests under an App's path out of a fetched commit, without a checkout.
 import git from "isomorphic-git";
-import type { SourceFile } from "../reconcile/ports.ts";
-import { SourceError } from "../reconcile/ports.ts";
+import type { SourceFile } from "../core/index.ts";
+import { SourceError } from "../core/index.ts";
 
 /** Files that mean the directory is a Kustomize base or a Helm chart. */
 export const REFUSED_FILES: ReadonlySet<string> = new Set([

@@ -2,6 +2,7 @@
 
 import { inject } from "vitest";
 import type { App } from "../../src/app/index.ts";
+import type { KubeObject } from "../../src/core/index.ts";
 import {
   configurationFromKubeConfig,
   createKubePort,
@@ -9,7 +10,7 @@ import {
   type KubeTransport,
   transportFromConfiguration,
 } from "../../src/kube/index.ts";
-import type { KubeObject, KubePort, Ports } from "../../src/reconcile/index.ts";
+import type { KubePort, Ports } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
 import { callApi } from "../support/kube-api.ts";
 

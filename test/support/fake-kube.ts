@@ -1,14 +1,17 @@
-// An in-memory KubePort for unit tests of the loop's decisions (not for what users see:
-// apply, prune, status and field ownership are proven against the real API server in test/e2e).
+// The one in-memory KubePort for unit tests: of the loop's decisions and of the HTTP app (not for
+// what users see: apply, prune, status and field ownership are proven against the real API
+// server in test/e2e). Records what was asked of it; `fail` makes the next call of a method throw.
 import type { App, AppStatus } from "../../src/app/index.ts";
+import { API_VERSION, KIND } from "../../src/app/index.ts";
 import {
   KubeApiError,
   type KubeObject,
-  type KubePort,
-  type Ref,
-  type RequestCounts,
-} from "../../src/reconcile/ports.ts";
-import { refKey, refOf } from "../../src/render/index.ts";
+  type NamespacedName,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../../src/core/index.ts";
+import type { KubePort, RequestCounts } from "../../src/reconcile/ports.ts";
 
 const CLUSTER_SCOPED = new Set([
   "Namespace",
@@ -17,32 +20,200 @@ const CLUSTER_SCOPED = new Set([
   "ClusterRoleBinding",
 ]);
 
-export interface FakeKube extends KubePort {
-  objects: Map<string, KubeObject>;
-  apps: Map<string, App>;
-  events: Array<{ reason: string; message: string }>;
-  secrets: Map<string, Record<string, string>>;
-  /** Kinds the fake API server does not serve. */
-  unknownKinds: Set<string>;
+/** Records of what callers asked the cluster (and, for the HTTP app, the scheduler) to do. */
+export interface FakeCalls {
+  setOperation: Array<{ app: string; operation: Record<string, unknown> }>;
+  emitEvent: Array<{ app: string; type: string; reason: string; message: string }>;
+  listApps: Array<string | undefined>;
+  getApp: string[];
+  trigger: Array<{ apps: NamespacedName[]; reason: string }>;
 }
 
+type Method = Exclude<keyof KubePort, "requestCounts">;
+
 /** A fake API server: objects in a map, resourceVersions counting up, requests counted. */
-export function createFakeKube(): FakeKube {
-  const counts: RequestCounts = { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
-  let rv = 1;
-  const objects = new Map<string, KubeObject>();
-  const apps = new Map<string, App>();
-  const leases = new Map<string, string>();
-  const key = (r: Ref) =>
-    refKey({ ...r, namespace: CLUSTER_SCOPED.has(r.kind) ? undefined : r.namespace });
-  const appKey = (ns: string, name: string) => `${ns}/${name}`;
-  const bump = (app: App): App => {
-    app.metadata.resourceVersion = String(++rv);
-    return structuredClone(app);
+export class FakeKube implements KubePort {
+  readonly objects = new Map<string, KubeObject>();
+  readonly apps = new Map<string, App>();
+  /** Events emitted on any App (reason and message). */
+  readonly events: Array<{ reason: string; message: string }> = [];
+  readonly secrets = new Map<string, Record<string, string>>();
+  /** Kinds the fake API server does not serve. */
+  readonly unknownKinds = new Set<string>();
+  readonly calls: FakeCalls = {
+    setOperation: [],
+    emitEvent: [],
+    listApps: [],
+    getApp: [],
+    trigger: [],
   };
-  const checkRv = (app: App) => {
-    const cur = apps.get(appKey(app.metadata.namespace, app.metadata.name));
-    if (!cur) throw new KubeApiError(404, "NotFound", "app not found");
+  /** An error the next call of that method throws (once). */
+  readonly fail: Partial<Record<Method, Error>> = {};
+  private readonly counts: RequestCounts = {
+    get: 0,
+    list: 0,
+    create: 0,
+    update: 0,
+    patch: 0,
+    delete: 0,
+  };
+  private readonly leases = new Map<string, string>();
+  private rv = 1;
+
+  constructor(apps: readonly App[] = []) {
+    for (const app of apps) this.apps.set(appKey(app.metadata.namespace, app.metadata.name), app);
+  }
+
+  /** The stored App (not a copy), for assertions. */
+  app(namespace: string, name: string): App | undefined {
+    return this.apps.get(appKey(namespace, name));
+  }
+
+  /** A `trigger` for HttpDeps that records into `calls.trigger`. */
+  readonly trigger = async (apps: NamespacedName[], reason: string): Promise<void> => {
+    this.calls.trigger.push({ apps, reason });
+  };
+
+  async getApp(ns: string, name: string) {
+    this.calls.getApp.push(appKey(ns, name));
+    this.maybeFail("getApp");
+    this.counts.get++;
+    const a = this.apps.get(appKey(ns, name));
+    return a ? structuredClone(a) : undefined;
+  }
+  async listApps(ns?: string) {
+    this.calls.listApps.push(ns);
+    this.maybeFail("listApps");
+    this.counts.list++;
+    return [...this.apps.values()]
+      .filter((a) => !ns || a.metadata.namespace === ns)
+      .map((a) => structuredClone(a));
+  }
+  async setFinalizers(app: App, finalizers: string[]) {
+    this.maybeFail("setFinalizers");
+    this.counts.patch++;
+    const cur = this.checkRv(app);
+    cur.metadata.finalizers = finalizers;
+    return this.bump(cur);
+  }
+  async writeStatus(app: App, status: AppStatus) {
+    this.maybeFail("writeStatus");
+    this.counts.update++;
+    const cur = this.checkRv(app);
+    cur.status = structuredClone(status);
+    return this.bump(cur);
+  }
+  async setOperation(app: App, operation: Record<string, unknown>) {
+    this.maybeFail("setOperation");
+    this.counts.patch++;
+    this.calls.setOperation.push({
+      app: appKey(app.metadata.namespace, app.metadata.name),
+      operation,
+    });
+    const cur = this.checkRv(app);
+    cur.spec = { ...(cur.spec as Record<string, unknown>), operation };
+    cur.metadata.generation = (cur.metadata.generation ?? 1) + 1;
+    return this.bump(cur);
+  }
+  async getSecret(ns: string, name: string) {
+    this.maybeFail("getSecret");
+    this.counts.get++;
+    return this.secrets.get(`${ns}/${name}`);
+  }
+  async resourceFor(_apiVersion: string, kind: string) {
+    this.maybeFail("resourceFor");
+    if (this.unknownKinds.has(kind)) return undefined;
+    return { resource: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind) };
+  }
+  async apply(obj: KubeObject, opts?: { dryRun?: boolean; fieldManager?: string }) {
+    this.maybeFail("apply");
+    this.counts.patch++;
+    if (this.unknownKinds.has(obj.kind)) {
+      throw new KubeApiError(404, "NotFound", `no kind ${obj.kind}`);
+    }
+    const k = this.key(refOf(obj));
+    const prev = this.objects.get(k);
+    const next: KubeObject = structuredClone({
+      ...prev,
+      ...obj,
+      metadata: { ...prev?.metadata, ...obj.metadata },
+    });
+    next.metadata.resourceVersion = String(++this.rv);
+    next.metadata.managedFields = [
+      { manager: opts?.fieldManager ?? "plumb", operation: "Apply", fieldsV1: {} },
+    ];
+    if (!opts?.dryRun) this.objects.set(k, next);
+    return structuredClone(next);
+  }
+  async get(ref: ObjectRef) {
+    this.maybeFail("get");
+    this.counts.get++;
+    const o = this.objects.get(this.key(ref));
+    return o ? structuredClone(o) : undefined;
+  }
+  async list(apiVersion: string, kind: string, selector: string, ns?: string) {
+    this.maybeFail("list");
+    this.counts.list++;
+    const want = Object.fromEntries(
+      selector.split(",").map((p) => p.split("=") as [string, string]),
+    );
+    return [...this.objects.values()]
+      .filter(
+        (o) =>
+          o.kind === kind && o.apiVersion === apiVersion && (!ns || o.metadata.namespace === ns),
+      )
+      .filter((o) => Object.entries(want).every(([k, v]) => o.metadata.labels?.[k] === v))
+      .map((o) => structuredClone(o));
+  }
+  async delete(ref: ObjectRef) {
+    this.maybeFail("delete");
+    this.counts.delete++;
+    return this.objects.delete(this.key(ref)) ? ("deleted" as const) : ("gone" as const);
+  }
+  async emitEvent(
+    app: App,
+    event: { type: "Normal" | "Warning"; reason: string; message: string },
+  ) {
+    this.maybeFail("emitEvent");
+    this.counts.create++;
+    this.calls.emitEvent.push({ app: appKey(app.metadata.namespace, app.metadata.name), ...event });
+    this.events.push({ reason: event.reason, message: event.message });
+  }
+  async acquireLease(ns: string, name: string, holder: string) {
+    this.maybeFail("acquireLease");
+    const k = `${ns}/${name}`;
+    const cur = this.leases.get(k);
+    if (cur && cur !== holder) return false;
+    this.leases.set(k, holder);
+    return true;
+  }
+  async releaseLease(ns: string, name: string, holder: string) {
+    this.maybeFail("releaseLease");
+    if (this.leases.get(`${ns}/${name}`) === holder) this.leases.delete(`${ns}/${name}`);
+  }
+  requestCounts(): RequestCounts {
+    return { ...this.counts };
+  }
+
+  private maybeFail(method: Method): void {
+    const err = this.fail[method];
+    if (err) {
+      delete this.fail[method];
+      throw err;
+    }
+  }
+  private key(r: ObjectRef): string {
+    return refKey({ ...r, namespace: CLUSTER_SCOPED.has(r.kind) ? undefined : r.namespace });
+  }
+  private bump(app: App): App {
+    app.metadata.resourceVersion = String(++this.rv);
+    return structuredClone(app);
+  }
+  private checkRv(app: App): App {
+    const cur = this.apps.get(appKey(app.metadata.namespace, app.metadata.name));
+    if (!cur) {
+      throw new KubeApiError(404, "NotFound", `apps.plumb.dev "${app.metadata.name}" not found`);
+    }
     if (
       app.metadata.resourceVersion &&
       cur.metadata.resourceVersion !== app.metadata.resourceVersion
@@ -50,110 +221,14 @@ export function createFakeKube(): FakeKube {
       throw new KubeApiError(409, "Conflict", "the object has been modified");
     }
     return cur;
-  };
-  const fake: FakeKube = {
-    objects,
-    apps,
-    events: [],
-    secrets: new Map(),
-    unknownKinds: new Set(),
-    async getApp(ns, name) {
-      counts.get++;
-      const a = apps.get(appKey(ns, name));
-      return a ? structuredClone(a) : undefined;
-    },
-    async listApps(ns) {
-      counts.list++;
-      return [...apps.values()]
-        .filter((a) => !ns || a.metadata.namespace === ns)
-        .map((a) => structuredClone(a));
-    },
-    async setFinalizers(app, finalizers) {
-      counts.patch++;
-      const cur = checkRv(app);
-      cur.metadata.finalizers = finalizers;
-      return bump(cur);
-    },
-    async writeStatus(app, status: AppStatus) {
-      counts.update++;
-      const cur = checkRv(app);
-      cur.status = structuredClone(status);
-      return bump(cur);
-    },
-    async setOperation(app, operation) {
-      counts.patch++;
-      const cur = checkRv(app);
-      (cur.spec as Record<string, unknown>)["operation"] = operation;
-      cur.metadata.generation = (cur.metadata.generation ?? 1) + 1;
-      return bump(cur);
-    },
-    async getSecret(ns, name) {
-      counts.get++;
-      return fake.secrets.get(`${ns}/${name}`);
-    },
-    async resourceFor(_apiVersion, kind) {
-      if (fake.unknownKinds.has(kind)) return undefined;
-      return { resource: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind) };
-    },
-    async apply(obj, opts) {
-      counts.patch++;
-      if (fake.unknownKinds.has(obj.kind))
-        throw new KubeApiError(404, "NotFound", `no kind ${obj.kind}`);
-      const k = key(refOf(obj));
-      const prev = objects.get(k);
-      const next: KubeObject = structuredClone({
-        ...prev,
-        ...obj,
-        metadata: { ...prev?.metadata, ...obj.metadata },
-      });
-      next.metadata.resourceVersion = String(++rv);
-      next.metadata.managedFields = [
-        { manager: opts?.fieldManager ?? "plumb", operation: "Apply", fieldsV1: {} },
-      ];
-      if (!opts?.dryRun) objects.set(k, next);
-      return structuredClone(next);
-    },
-    async get(ref) {
-      counts.get++;
-      const o = objects.get(key(ref));
-      return o ? structuredClone(o) : undefined;
-    },
-    async list(apiVersion, kind, selector, ns) {
-      counts.list++;
-      const want = Object.fromEntries(
-        selector.split(",").map((p) => p.split("=") as [string, string]),
-      );
-      return [...objects.values()]
-        .filter(
-          (o) =>
-            o.kind === kind && o.apiVersion === apiVersion && (!ns || o.metadata.namespace === ns),
-        )
-        .filter((o) => Object.entries(want).every(([k, v]) => o.metadata.labels?.[k] === v))
-        .map((o) => structuredClone(o));
-    },
-    async delete(ref) {
-      counts.delete++;
-      return objects.delete(key(ref)) ? "deleted" : "gone";
-    },
-    async emitEvent(_app, event) {
-      counts.create++;
-      fake.events.push({ reason: event.reason, message: event.message });
-    },
-    async acquireLease(ns, name, holder) {
-      const k = `${ns}/${name}`;
-      const cur = leases.get(k);
-      if (cur && cur !== holder) return false;
-      leases.set(k, holder);
-      return true;
-    },
-    async releaseLease(ns, name, holder) {
-      if (leases.get(`${ns}/${name}`) === holder) leases.delete(`${ns}/${name}`);
-    },
-    requestCounts() {
-      return { ...counts };
-    },
-  };
-  return fake;
+  }
+}
+
+const appKey = (ns: string, name: string) => `${ns}/${name}`;
+
+/** A fake API server with no objects. */
+export function createFakeKube(): FakeKube {
+  return new FakeKube();
 }
 
 /** Adds an App to the fake with generation 1. */
@@ -163,10 +238,30 @@ export function addApp(
   name: string,
   spec: Record<string, unknown>,
 ): void {
-  fake.apps.set(`${namespace}/${name}`, {
-    apiVersion: "plumb.dev/v1alpha1",
-    kind: "App",
+  fake.apps.set(appKey(namespace, name), {
+    apiVersion: API_VERSION,
+    kind: KIND,
     metadata: { name, namespace, uid: `uid-${name}`, generation: 1, resourceVersion: "1" },
     spec,
   });
+}
+
+/** An App for tests: Git source `url`@`ref`, optional spec extras and status. */
+export function testApp(
+  namespace: string,
+  name: string,
+  opts: { url?: string; ref?: string; spec?: Record<string, unknown>; status?: AppStatus } = {},
+): App {
+  const git: Record<string, unknown> = {
+    url: opts.url ?? `https://git.example.com/${namespace}/${name}.git`,
+  };
+  if (opts.ref !== undefined) git["ref"] = opts.ref;
+  const app: App = {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: { namespace, name, resourceVersion: "1", generation: 1 },
+    spec: { source: { git }, ...opts.spec },
+  };
+  if (opts.status) app.status = opts.status;
+  return app;
 }

@@ -2,8 +2,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse } from "yaml";
+import type { KubeObject } from "../../src/core/index.ts";
 import { createKubePort, DiscoveryCache, type KubeTransport } from "../../src/kube/index.ts";
-import type { KubeObject } from "../../src/reconcile/index.ts";
 import { waitFor } from "./wait.ts";
 
 const CRD = resolve(import.meta.dirname, "../../infra/crds/apps.plumb.dev.yaml");

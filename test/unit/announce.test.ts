@@ -4,11 +4,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/app/index.ts";
+import { KubeApiError } from "../../src/core/index.ts";
 import { createSlackNotifier } from "../../src/notify/index.ts";
 import type { Transition } from "../../src/plan/index.ts";
 import { announce } from "../../src/reconcile/announce.ts";
 import type { NotifyPort, Ports } from "../../src/reconcile/index.ts";
-import { KubeApiError } from "../../src/reconcile/index.ts";
 import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
 
 const WEBHOOK = "https://hooks.slack.example/services/T000/B000/XXXXsecretXXXX";

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
-import type { GitPort, Ports, SourceFile } from "../../src/reconcile/index.ts";
-import { KubeApiError, reconcileApp } from "../../src/reconcile/index.ts";
+import type { SourceFile } from "../../src/core/index.ts";
+import { KubeApiError } from "../../src/core/index.ts";
+import type { GitPort, Ports } from "../../src/reconcile/index.ts";
+import { reconcileApp } from "../../src/reconcile/index.ts";
 import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
 
 const DEPLOY = (image: string) => `apiVersion: apps/v1

@@ -58,7 +58,7 @@ async function appFor(c: Context<HttpEnv>, deps: HttpDeps): Promise<App> {
   const ns = c.req.param("ns") ?? "";
   const name = c.req.param("name") ?? "";
   requireNamespace(c.get("caller"), ns);
-  const app = await deps.kube.getApp(ns, name);
+  const app = await deps.apps.getApp(ns, name);
   if (!app) throw new HttpError(404, `App ${ns}/${name} not found`);
   return app;
 }
@@ -83,10 +83,10 @@ function assertOperable(app: App): void {
  * scheduled run will consume it) emits an OperationRequested Event and triggers a reconcile.
  */
 async function request(deps: HttpDeps, app: App, op: Operation, message: string): Promise<void> {
-  await deps.kube.setOperation(app, { ...op });
+  await deps.apps.setOperation(app, { ...op });
   const key = { namespace: app.metadata.namespace, name: app.metadata.name };
   try {
-    await deps.kube.emitEvent(app, { type: "Normal", reason: "OperationRequested", message });
+    await deps.apps.emitEvent(app, { type: "Normal", reason: "OperationRequested", message });
   } catch (err) {
     deps.log?.({ msg: "emitting event failed", app: keyOf(app), error: String(err) });
   }
@@ -138,8 +138,8 @@ export function registerApiRoutes(
   app.get("/api/v1/apps", async (c) => {
     const caller = c.get("caller");
     const lists = caller.namespaces
-      ? await Promise.all([...new Set(caller.namespaces)].map((ns) => deps.kube.listApps(ns)))
-      : [await deps.kube.listApps()];
+      ? await Promise.all([...new Set(caller.namespaces)].map((ns) => deps.apps.listApps(ns)))
+      : [await deps.apps.listApps()];
     const items = lists
       .flat()
       .filter((a) => mayUse(caller, a.metadata.namespace))

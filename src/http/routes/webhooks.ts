@@ -86,7 +86,7 @@ export function registerWebhookRoutes(
         return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);
       }
 
-      const apps = (await deps.kube.listApps()).filter((a) => {
+      const apps = (await deps.apps.listApps()).filter((a) => {
         const source = gitSourceOf(a);
         return source !== undefined && appMatchesPush(source, push);
       });

@@ -1,6 +1,5 @@
-// Object identity helpers shared by render, plan and the loop.
-import type { ObjectRef } from "../app/index.ts";
-import type { KubeObject } from "../reconcile/ports.ts";
+// Object identity helpers shared by every layer: keys, refs and how objects are named in messages.
+import type { KubeObject, NamespacedName, ObjectRef } from "./object.ts";
 
 /** The API group of an apiVersion: "apps/v1" → "apps", "v1" → "" (core). */
 export function groupOf(apiVersion: string): string {
@@ -31,4 +30,9 @@ export function refOf(obj: KubeObject): ObjectRef {
 /** "Deployment team-a/web" or "Namespace team-a": how objects are named in messages. */
 export function describeRef(ref: ObjectRef): string {
   return ref.namespace ? `${ref.kind} ${ref.namespace}/${ref.name}` : `${ref.kind} ${ref.name}`;
+}
+
+/** "namespace/name": how an App (or any namespaced object) is named in messages and logs. */
+export function nameOf(key: NamespacedName): string {
+  return `${key.namespace}/${key.name}`;
 }

@@ -1,0 +1,6 @@
+// The shared vocabulary of every layer: object types and identity, errors, results, condition
+// reasons, canonical JSON. Imports nothing else of plumb's.
+export * from "./errors.ts";
+export * from "./json.ts";
+export * from "./object.ts";
+export * from "./refs.ts";
