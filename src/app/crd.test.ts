@@ -85,7 +85,7 @@ describe("validateSpec", () => {
     });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues.map((i) => i.path)).toEqual([
+    expect(r.error.map((i) => i.path)).toEqual([
       "spec.source.git.url",
       "spec.source.git.path",
       "spec.interval",
@@ -98,19 +98,28 @@ describe("validateSpec", () => {
       interval: "999999999999h",
       destination: { cluster: "https://prod.example.com:6443" },
     });
-    expect(r.ok ? [] : r.issues).toEqual([
+    expect(r.ok ? [] : r.error).toEqual([
       {
+        code: "InvalidSpec",
         path: "spec.destination.cluster",
         message: 'only "" (the cluster plumb talks to) is supported',
       },
-      { path: "spec.interval", message: "must be between 1s and 8760h (a year)" },
+      {
+        code: "InvalidSpec",
+        path: "spec.interval",
+        message: "must be between 1s and 8760h (a year)",
+      },
     ]);
   });
 
   it("refuses both or neither source", () => {
     const none = validateSpec({ source: {} });
-    expect(none.ok ? [] : none.issues).toEqual([
-      { path: "spec.source", message: "exactly one of source.git and source.image must be set" },
+    expect(none.ok ? [] : none.error).toEqual([
+      {
+        code: "InvalidSpec",
+        path: "spec.source",
+        message: "exactly one of source.git and source.image must be set",
+      },
     ]);
   });
 });

@@ -1,18 +1,12 @@
 // App spec validation: zod issues turned into data the status can list.
 import type { z } from "zod";
+import { err, type Issue, type IssueCode, ok, type Result } from "../core/index.ts";
 import { AppSpec } from "./schema.ts";
 
-/** One problem with an input, located by field path (e.g. "spec.source.git.url"). */
-export interface Issue {
-  path: string;
-  message: string;
-}
-
-export type Validated<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };
-
-/** Turns zod issues into `{path, message}` pairs, paths prefixed with `prefix`. */
-export function toIssues(error: z.ZodError, prefix: string): Issue[] {
+/** Turns zod issues into Issues of `code`, paths prefixed with `prefix` ("spec", "body"). */
+export function toIssues(error: z.ZodError, prefix: string, code: IssueCode): Issue[] {
   return error.issues.map((i) => ({
+    code,
     path: [prefix, ...i.path.map(String)].filter((s) => s !== "").join("."),
     message: i.message,
   }));
@@ -21,14 +15,10 @@ export function toIssues(error: z.ZodError, prefix: string): Issue[] {
 /**
  * Validates and defaults an App's `spec`.
  * @param spec the raw `spec` object as read from the API server (unknown shape)
- * @returns the typed spec with defaults applied, or the issues with `spec.`-prefixed paths.
+ * @returns the typed spec with defaults applied, or the issues (code InvalidSpec) with
+ *   `spec.`-prefixed paths.
  */
-export function validateSpec(spec: unknown): Validated<AppSpec> {
+export function validateSpec(spec: unknown): Result<AppSpec, Issue[]> {
   const r = AppSpec.safeParse(spec ?? {});
-  return r.success ? { ok: true, value: r.data } : { ok: false, issues: toIssues(r.error, "spec") };
-}
-
-/** Formats issues for a person: "spec.source: exactly one of ...; spec.interval: ...". */
-export function formatIssues(issues: readonly Issue[]): string {
-  return issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+  return r.success ? ok(r.data) : err(toIssues(r.error, "spec", "InvalidSpec"));
 }

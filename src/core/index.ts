@@ -3,4 +3,6 @@
 export * from "./errors.ts";
 export * from "./json.ts";
 export * from "./object.ts";
+export * from "./reasons.ts";
 export * from "./refs.ts";
+export * from "./result.ts";

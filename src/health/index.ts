@@ -3,5 +3,6 @@
 // point of src/health.
 export type { HealthItem } from "./aggregate.ts";
 export { aggregateHealth, HEALTH_ORDER, healthRank } from "./aggregate.ts";
+export { assessSet, type SetHealth } from "./assess.ts";
 export { assessHealth, ruleFor, ruleKey } from "./rules.ts";
 export type { HealthResult, Rule } from "./util.ts";

@@ -419,7 +419,13 @@ describe("POST operations", () => {
     expect(extra.status).toBe(400);
     expect(await extra.json()).toEqual({
       message: "invalid request body",
-      issues: [{ path: "body.revision", message: "revision is only accepted for rollback" }],
+      issues: [
+        {
+          code: "InvalidRequest",
+          path: "body.revision",
+          message: "revision is only accepted for rollback",
+        },
+      ],
     });
 
     const empty = await call("POST", `${WEB}/operations`, TEAM_A);

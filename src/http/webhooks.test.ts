@@ -548,7 +548,7 @@ describe("parsePush", () => {
     });
     expect(r).toEqual({
       ok: false,
-      issues: [expect.objectContaining({ path: "body.object_kind" })],
+      error: [expect.objectContaining({ code: "InvalidRequest", path: "body.object_kind" })],
     });
   });
 });

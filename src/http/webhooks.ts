@@ -1,7 +1,7 @@
 // Push webhook payloads of GitHub, GitLab and Gitea, reduced to what matching needs.
 import { z } from "zod";
-import type { Issue } from "../app/index.ts";
 import { toIssues } from "../app/index.ts";
+import { err, type Issue, type Result } from "../core/index.ts";
 
 export const PROVIDERS = ["github", "gitlab", "gitea"] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -18,8 +18,6 @@ export interface PushEvent {
   /** The repository's default branch name, when the payload says. */
   defaultBranch?: string;
 }
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: Issue[] };
 
 const url = z.string().min(1).nullish();
 const push = { ref: z.string().startsWith("refs/"), after: z.string().min(1) };
@@ -102,11 +100,11 @@ function pick(o: Record<string, unknown>, keys: readonly string[]): Record<strin
  * GitLab `project.default_branch`, Gitea `repository.default_branch`.
  * @returns the push, or the issues (`body.`-prefixed paths) when the payload is not a push.
  */
-export function parsePush(provider: Provider, payload: unknown): Parsed<PushEvent> {
+export function parsePush(provider: Provider, payload: unknown): Result<PushEvent, Issue[]> {
   switch (provider) {
     case "github": {
       const r = GitHubPush.safeParse(payload);
-      if (!r.success) return { ok: false, issues: toIssues(r.error, "body") };
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
       const repo = r.data.repository;
       const keys = ["clone_url", "ssh_url", "git_url", "html_url", "svn_url", "url"];
       const branch = repo.default_branch ?? repo.master_branch;
@@ -114,7 +112,7 @@ export function parsePush(provider: Provider, payload: unknown): Parsed<PushEven
     }
     case "gitlab": {
       const r = GitLabPush.safeParse(payload);
-      if (!r.success) return { ok: false, issues: toIssues(r.error, "body") };
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
       const keys = Object.keys(gitlabRepo);
       const all = urls(
         pick(r.data.project, keys),
@@ -124,7 +122,7 @@ export function parsePush(provider: Provider, payload: unknown): Parsed<PushEven
     }
     case "gitea": {
       const r = GiteaPush.safeParse(payload);
-      if (!r.success) return { ok: false, issues: toIssues(r.error, "body") };
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
       const repo = r.data.repository;
       const all = urls(pick(repo, ["clone_url", "ssh_url", "html_url"]));
       return { ok: true, value: event(provider, r.data, all, repo.default_branch) };

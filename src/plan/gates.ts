@@ -1,32 +1,30 @@
 // Gates: what a run may do, decided from the spec, the last status and what the source says now.
 import type { AppSpec, AppStatus, Operation } from "../app/index.ts";
+import { FailureReason, GateReason } from "../core/index.ts";
+import { pendingOperation } from "./operations.ts";
+import type { Failure } from "./status.ts";
 
-/** What the source resolved to this run. */
-export interface Desired {
+/** What the source names now: its revision and the hash of its render. */
+export interface SourceHead {
   revision: string;
   objectHash: string;
 }
 
 export type Decision =
   /** Apply `revision` (which may be other than the source's current one: rollback, approve). */
-  | { action: "apply"; revision: string; reason: string; operation?: Operation }
+  | { action: "apply"; revision: string; reason: GateReason; operation?: Operation }
   /** Stage `revision` as Held until approved. */
-  | { action: "hold"; revision: string; reason: string }
+  | { action: "hold"; revision: string; reason: GateReason }
   /** Restart the workloads (rollout restart), then health as usual. */
-  | { action: "restart"; reason: string; operation: Operation }
-  /** Apply nothing. `operation`, when set, is consumed as Failed with `reason`. */
-  | { action: "none"; reason: string; operation?: Operation; operationFailed?: boolean };
-
-/** The operation in spec not yet consumed (its id differs from status.operationState.id). */
-export function pendingOperation(spec: AppSpec, status: AppStatus): Operation | undefined {
-  const op = spec.operation;
-  if (!op) return undefined;
-  return status.operationState?.id === op.id ? undefined : op;
-}
+  | { action: "restart"; reason: GateReason; operation: Operation }
+  /**
+   * Apply nothing. `operation`, when set, is refused: consumed as Failed with `message`.
+   */
+  | { action: "none"; reason: GateReason; operation?: Operation; message?: string };
 
 /** True when `desired` differs from what was last applied. */
-export function outOfSync(status: AppStatus, desired: Desired): boolean {
-  return status.revision !== desired.revision || status.objectHash !== desired.objectHash;
+export function outOfSync(status: AppStatus, head: SourceHead): boolean {
+  return status.revision !== head.revision || status.objectHash !== head.objectHash;
 }
 
 /**
@@ -40,62 +38,81 @@ export function outOfSync(status: AppStatus, desired: Desired): boolean {
  *    from (Argo CD disables auto-sync on rollback; plumb waits for a newer revision instead).
  * 5. otherwise apply nothing (OutOfSync or Synced, health only).
  */
-export function decide(spec: AppSpec, status: AppStatus, desired: Desired): Decision {
+export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Decision {
   const op = pendingOperation(spec, status);
   if (spec.freeze) {
     return op
-      ? {
-          action: "none",
-          reason: "App is frozen: operations are refused while spec.freeze is true",
-          operation: op,
-          operationFailed: true,
-        }
-      : { action: "none", reason: "Frozen" };
+      ? refuse(op, "App is frozen: operations are refused while spec.freeze is true")
+      : { action: "none", reason: GateReason.Frozen };
   }
-  if (op) return decideOperation(op, status, desired);
-  const differs = outOfSync(status, desired);
+  if (op) return decideOperation(op, status, head);
+  const differs = outOfSync(status, head);
   if (spec.syncPolicy.requiresApproval && differs) {
-    if (status.heldRevision === desired.revision && status.heldObjectHash === desired.objectHash) {
-      return { action: "none", reason: "AwaitingApproval" };
+    if (status.heldRevision === head.revision && status.heldObjectHash === head.objectHash) {
+      return { action: "none", reason: GateReason.AwaitingApproval };
     }
-    return { action: "hold", revision: desired.revision, reason: "RequiresApproval" };
+    return { action: "hold", revision: head.revision, reason: GateReason.RequiresApproval };
   }
   if (spec.syncPolicy.automated && differs) {
-    if (status.rolledBackFrom !== undefined && status.rolledBackFrom === desired.revision) {
-      return { action: "none", reason: "RolledBack" };
+    if (status.rolledBackFrom !== undefined && status.rolledBackFrom === head.revision) {
+      return { action: "none", reason: GateReason.RolledBack };
     }
-    return { action: "apply", revision: desired.revision, reason: "Automated" };
+    return { action: "apply", revision: head.revision, reason: GateReason.Automated };
   }
-  return { action: "none", reason: differs ? "ManualSync" : "UpToDate" };
+  return { action: "none", reason: differs ? GateReason.ManualSync : GateReason.UpToDate };
 }
 
-function decideOperation(op: Operation, status: AppStatus, desired: Desired): Decision {
+function decideOperation(op: Operation, status: AppStatus, head: SourceHead): Decision {
   switch (op.type) {
     case "Sync":
     case "Deploy":
-      return { action: "apply", revision: desired.revision, reason: op.type, operation: op };
+      return {
+        action: "apply",
+        revision: head.revision,
+        reason: GateReason[op.type],
+        operation: op,
+      };
     case "Restart":
-      return { action: "restart", reason: "Restart", operation: op };
+      return { action: "restart", reason: GateReason.Restart, operation: op };
     case "Approve": {
       const held = status.heldRevision;
-      if (!held) return fail(op, "nothing is held for approval");
+      if (!held) return refuse(op, "nothing is held for approval");
       if (op.revision !== undefined && op.revision !== held) {
-        return fail(op, `stale approval: ${op.revision} is not the held revision ${held}`);
+        return refuse(op, `stale approval: ${op.revision} is not the held revision ${held}`);
       }
-      return { action: "apply", revision: held, reason: "Approved", operation: op };
+      return { action: "apply", revision: held, reason: GateReason.Approved, operation: op };
     }
     case "Rollback": {
       const target = op.revision ?? status.previousRevisions?.[0]?.revision;
-      if (!target) return fail(op, "no previous revision to roll back to");
+      if (!target) return refuse(op, "no previous revision to roll back to");
       const known =
         target === status.revision ||
         (status.previousRevisions ?? []).some((r) => r.revision === target);
-      if (!known) return fail(op, `revision ${target} is not in status.previousRevisions`);
-      return { action: "apply", revision: target, reason: "Rollback", operation: op };
+      if (!known) return refuse(op, `revision ${target} is not in status.previousRevisions`);
+      return { action: "apply", revision: target, reason: GateReason.Rollback, operation: op };
     }
   }
 }
 
-function fail(operation: Operation, reason: string): Decision {
-  return { action: "none", reason, operation, operationFailed: true };
+function refuse(operation: Operation, message: string): Decision {
+  return { action: "none", reason: GateReason.OperationRefused, operation, message };
+}
+
+/**
+ * The empty-render rule (Argo CD's allowEmpty): a render with no objects while the App owns
+ * some would prune everything; refuse it (RenderFailed, not Stalled) unless
+ * syncPolicy.allowEmpty. Undefined when the render may proceed.
+ */
+export function refuseEmptyRender(
+  spec: AppSpec,
+  rendered: number,
+  owned: number,
+  revision: string,
+): Failure | undefined {
+  if (rendered > 0 || owned === 0 || spec.syncPolicy.allowEmpty) return undefined;
+  return {
+    reason: FailureReason.RenderFailed,
+    message: `revision ${revision} renders no objects; refusing to prune all ${owned} (set spec.syncPolicy.allowEmpty to allow it)`,
+    stalled: false,
+  };
 }

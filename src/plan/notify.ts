@@ -1,5 +1,6 @@
 // Notification decision: announce transitions only, never a steady state.
 import type { AppStatus, NotifyEvent } from "../app/index.ts";
+import { isFailureReason } from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
@@ -49,18 +50,9 @@ export function transitions(
   return out;
 }
 
-const FAILURE_REASONS = new Set([
-  "ApplyFailed",
-  "SourceFailed",
-  "RenderFailed",
-  "InvalidSpec",
-  "PruneFailed",
-  "OperationFailed",
-]);
-
 function isFailure(status: AppStatus): boolean {
   const ready = getCondition(status.conditions, "Ready");
-  return ready?.status === "False" && FAILURE_REASONS.has(ready.reason);
+  return ready?.status === "False" && isFailureReason(ready.reason);
 }
 
 function failedMessage(status: AppStatus): string {

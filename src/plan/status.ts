@@ -8,14 +8,37 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { canonicalJson } from "../core/index.ts";
+import { ConditionReason, canonicalJson, type FailureReason } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
+import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
 /** While something is Progressing, look again this soon (capped by spec.interval). */
 const PROGRESSING_RECHECK_MS = 30_000;
+
+/** Why a run failed, for the Ready and Stalled conditions and the backoff. */
+export interface Failure {
+  reason: FailureReason;
+  message: string;
+  /** Retrying cannot help until the App's spec changes: Stalled=True. */
+  stalled: boolean;
+  /**
+   * False when the cause will not pass by itself (credentials refused, a ref that does not
+   * exist, a broken manifest): the schedule still retries, and the Stalled message says that
+   * the source or its credentials must change. Undefined or true: a transient cause.
+   */
+  transient?: boolean;
+}
+
+/** What a run's steps found: the RunRecord without the run's own facts, plus its Events. */
+export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
+  /** Events to emit on the App when the status changes. */
+  events: RunEvent[];
+  /** Objects selfHeal re-applied this run (announced as DriftCorrected). */
+  driftCorrected?: number;
+};
 
 export interface RunRecord {
   now: Date;
@@ -37,8 +60,8 @@ export interface RunRecord {
   health: { status: HealthStatus; reason: string };
   drift?: DriftEntry[];
   syncStatus: SyncStatus;
-  /** A failed step: reason (ApplyFailed, SourceFailed, RenderFailed, InvalidSpec, PruneFailed) and message. */
-  failure?: { reason: string; message: string; stalled: boolean };
+  /** A failed step. */
+  failure?: Failure;
   url?: string;
 }
 
@@ -121,24 +144,31 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
       {
         type: "Stalled",
         status: run.failure.stalled ? "True" : "False",
-        reason: run.failure.stalled ? run.failure.reason : "Retrying",
+        reason: run.failure.stalled ? run.failure.reason : ConditionReason.Retrying,
         message: run.failure.stalled
           ? `${run.failure.message} (fix the spec to retry)`
-          : "transient; retrying with backoff",
+          : run.failure.transient === false
+            ? "retrying with backoff; the source or its credentials must change for it to succeed"
+            : "transient; retrying with backoff",
       },
     ];
   }
   const notStalled: ConditionInput = {
     type: "Stalled",
     status: "False",
-    reason: "Reconciled",
+    reason: ConditionReason.Reconciled,
     message: "",
   };
   const { status: health, reason } = run.health;
   if (health === "Progressing") {
     return [
-      { type: "Ready", status: "False", reason: "Progressing", message: reason },
-      { type: "Reconciling", status: "True", reason: "Progressing", message: reason },
+      { type: "Ready", status: "False", reason: ConditionReason.Progressing, message: reason },
+      {
+        type: "Reconciling",
+        status: "True",
+        reason: ConditionReason.Progressing,
+        message: reason,
+      },
       notStalled,
     ];
   }
@@ -148,7 +178,7 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
       : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
   return [
     ready,
-    { type: "Reconciling", status: "False", reason: "Reconciled", message: "" },
+    { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
     notStalled,
   ];
 }

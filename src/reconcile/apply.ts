@@ -1,7 +1,14 @@
-// Apply: server-side apply in stages (CRDs and Namespaces first, then the rest); a failure on
-// one object is recorded on it and the others still apply.
-import type { ObjectRef } from "../app/index.ts";
-import { describeRef, groupOf, type KubeObject, refKey, refOf } from "../core/index.ts";
+// Step 7, apply: server-side apply in stages (CRDs and Namespaces first, then the rest), with
+// exact ownership; a failure on one object is recorded on it and the others still apply.
+import {
+  describeRef,
+  groupOf,
+  type KubeObject,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../core/index.ts";
+import type { RunContext } from "./context.ts";
 import type { Ports } from "./ports.ts";
 
 export interface ApplyOutcome {
@@ -12,6 +19,33 @@ export interface ApplyOutcome {
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
+
+/**
+ * Applies the desired objects this App may own: an object another App's inventory lists
+ * (`owners`, from claimedByOthers) is not applied and fails with a message naming its owner —
+ * an object is managed by one App, never taken over. Namespaces may be shared.
+ */
+export async function applyDesired(
+  ctx: RunContext,
+  objects: readonly KubeObject[],
+  owners: ReadonlyMap<string, string>,
+): Promise<ApplyOutcome> {
+  const contested = new Map<string, string>();
+  const mine = objects.filter((o) => {
+    const key = refKey(refOf(o));
+    const owner = o.kind === "Namespace" ? undefined : owners.get(key);
+    if (owner) {
+      contested.set(
+        key,
+        `${describeRef(refOf(o))} belongs to App ${owner} (in its inventory); an object is managed by one App`,
+      );
+    }
+    return owner === undefined;
+  });
+  const outcome = await applyStaged(mine, ctx.ports);
+  for (const [key, message] of contested) outcome.failed.set(key, message);
+  return outcome;
+}
 const CRD_WAIT_MS = 30_000;
 
 /**

@@ -1,65 +1,54 @@
-// Finalize: an App being deleted prunes its inventory (same safety rules), then lets go.
-import type { App, ObjectRef } from "../app/index.ts";
+// Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER, validateSpec } from "../app/index.ts";
-import { describeRef, refKey } from "../core/index.ts";
+import { FailureReason } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
+import type { RunContext } from "./context.ts";
 import { listLive } from "./observe.ts";
-import type { Ports } from "./ports.ts";
+import { claimedByOthers } from "./ownership.ts";
+import { executePrune, pruneErrors } from "./prune.ts";
+import { type RunLine, recordRun } from "./record.ts";
 
 /**
- * With syncPolicy.prune (the default), prunes every inventory object no other App claims (never a Namespace, PVC or CRD unless
- * opted in), then removes the finalizer; with prune: false it only removes the finalizer. A delete that fails keeps the finalizer, records the
- * failure in status and is retried next run. Finishes when the destination namespace is
- * already gone or terminating (a 404 is success; deleting in a terminating namespace is too).
+ * With syncPolicy.prune (the default), prunes every inventory object no other App claims
+ * (never a Namespace, PVC or CRD unless opted in), then removes the finalizer; with
+ * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
+ * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
+ * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
+ * terminating namespace is too.
  */
-export async function finalizeApp(app: App, ports: Ports, now: Date) {
-  const id = `${app.metadata.namespace}/${app.metadata.name}`;
-  const finalizers = app.metadata.finalizers ?? [];
-  if (!finalizers.includes(FINALIZER)) return { app: id, outcome: "Finalized" as const };
-  // prune: false keeps the objects when the App goes too (Flux's prune: false does the same).
-  const spec = validateSpec(app.spec);
+export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
+  const finalizers = ctx.app.metadata.finalizers ?? [];
+  if (!finalizers.includes(FINALIZER)) return { app: ctx.id, outcome: "Finalized" };
+  const spec = validateSpec(ctx.app.spec);
   const prune = spec.ok ? spec.value.syncPolicy.prune : true;
-  const inventory = prune ? (app.status?.inventory ?? []) : [];
-  const failed: ObjectRef[] = [];
-  const errors: string[] = [];
+  const inventory = prune ? ctx.inventory : [];
   if (inventory.length > 0) {
-    const appRef = { namespace: app.metadata.namespace, name: app.metadata.name };
-    const live = await listLive(inventory, appRef, ports);
-    const others = new Set<string>();
-    for (const other of await ports.kube.listApps()) {
-      if (other.metadata.uid === app.metadata.uid) continue;
-      for (const ref of other.status?.inventory ?? []) others.add(refKey(ref));
-    }
-    const plan = planPrune({ inventory, desired: [], live, claimedByOthers: others, app: appRef });
-    for (const ref of plan.delete) {
-      try {
-        await ports.kube.delete(ref);
-      } catch (err) {
-        failed.push(ref);
-        errors.push(`${describeRef(ref)}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-  if (failed.length > 0) {
-    const message = `finalizer could not prune: ${errors.join("; ")}`;
-    await ports.kube.writeStatus(app, {
-      ...app.status,
-      inventory: failed,
-      conditions: [
-        {
-          type: "Ready",
-          status: "False",
-          reason: "PruneFailed",
-          message,
-          lastTransitionTime: now.toISOString(),
-        },
-      ],
+    const live = await listLive(inventory, ctx.ref, ctx.ports);
+    const owners = await claimedByOthers(ctx);
+    const plan = planPrune({
+      inventory,
+      desired: [],
+      live,
+      claimedByOthers: new Set(owners.keys()),
+      app: ctx.ref,
     });
-    return { app: id, outcome: "Failed" as const, error: `PruneFailed: ${message}` };
+    const done = await executePrune(ctx, plan);
+    if (done.failed.length > 0) {
+      const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
+      const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
+      return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+        inventory: done.failed.map((f) => f.ref),
+        resources: ctx.prev.resources ?? [],
+        health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
+        syncStatus: ctx.prev.syncStatus ?? "Unknown",
+        failure,
+        events: [{ type: "Warning", reason: failure.reason, message }],
+      });
+    }
   }
-  await ports.kube.setFinalizers(
-    app,
+  await ctx.ports.kube.setFinalizers(
+    ctx.app,
     finalizers.filter((f) => f !== FINALIZER),
   );
-  return { app: id, outcome: "Finalized" as const };
+  return { app: ctx.id, outcome: "Finalized" };
 }

@@ -1,9 +1,19 @@
-// Observe: the live objects of an App, one list per kind (by tracking labels), and their health.
-import type { HealthStatus, ObjectRef, ResourceStatus } from "../app/index.ts";
+// Step 8, observe: the live objects of an App, one list per kind (by tracking labels), their
+// health, and how they compare with the desired state.
 import { LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
-import { gvkKey, type KubeObject, refKey } from "../core/index.ts";
-import { aggregateHealth, assessHealth, type HealthItem } from "../health/index.ts";
+import {
+  gvkKey,
+  type KubeObject,
+  type NamespacedName,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../core/index.ts";
+import { assessSet, type SetHealth } from "../health/index.ts";
+import { type Comparison, compareDesired, dedupeRefs } from "../plan/index.ts";
+import type { RunContext } from "./context.ts";
 import type { Ports } from "./ports.ts";
+import type { Desired } from "./source.ts";
 
 /** Label selector for the objects of App namespace/name. */
 export function appSelector(namespace: string, name: string): string {
@@ -17,7 +27,7 @@ export function appSelector(namespace: string, name: string): string {
  */
 export async function listLive(
   refs: readonly ObjectRef[],
-  app: { namespace: string; name: string },
+  app: NamespacedName,
   ports: Ports,
 ): Promise<Map<string, KubeObject>> {
   const byKind = new Map<string, ObjectRef[]>();
@@ -49,40 +59,33 @@ export async function listLive(
   return live;
 }
 
-/** Health of each ref (Missing when not live), and the worst-first aggregate. */
-export function healthOf(
-  refs: readonly ObjectRef[],
-  live: ReadonlyMap<string, KubeObject>,
-  now: Date,
-): {
-  byKey: Map<string, { status: HealthStatus; message?: string }>;
-  status: HealthStatus;
-  reason: string;
-} {
-  const byKey = new Map<string, { status: HealthStatus; message?: string }>();
-  const items: HealthItem[] = [];
-  for (const ref of refs) {
-    const h = assessHealth(live.get(refKey(ref)), now);
-    byKey.set(refKey(ref), h);
-    items.push({ kind: ref.kind, namespace: ref.namespace, name: ref.name, health: h });
-  }
-  const agg =
-    items.length > 0
-      ? aggregateHealth(items)
-      : { status: "Healthy" as const, reason: "no objects" };
-  return { byKey, status: agg.status, reason: agg.reason };
+/** What step 8 saw: health of the inventory and the desired-versus-live comparison. */
+export interface Observation {
+  health: SetHealth;
+  comparison: Comparison;
 }
 
-/** A resource line for status.resources. */
-export function resourceStatus(
-  ref: ObjectRef,
-  status: ResourceStatus["status"],
-  health: { status: HealthStatus; message?: string } | undefined,
-  message?: string,
-): ResourceStatus {
-  const out: ResourceStatus = { ...ref, status };
-  if (health) out.health = health.status;
-  const text = message ?? health?.message;
-  if (text) out.message = text.slice(0, 1024);
-  return out;
+/**
+ * Lists the live objects of the inventory and the desired set (one list per kind), assesses
+ * the inventory's health and compares each object with its desired state (compareDesired).
+ * @param desired the rendered set, or undefined on the fast path (health only)
+ * @param held the desired set is held for approval (a preview, not drift)
+ */
+export async function observe(
+  ctx: RunContext,
+  desired: Desired | undefined,
+  held = false,
+): Promise<Observation> {
+  const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
+  const live = await listLive(refs, ctx.ref, ctx.ports);
+  const health = assessSet(ctx.inventory, live, ctx.now);
+  const comparison = compareDesired({
+    inventory: ctx.inventory,
+    desired: desired?.objects,
+    live,
+    health: health.byKey,
+    held,
+    previous: ctx.prev.resources ?? [],
+  });
+  return { health, comparison };
 }

@@ -1,198 +1,341 @@
-// reconcileApp: one stateless run for one App (DESIGN.md "The reconcile, step by step").
-// Everything it knows it reads this run, from the cluster and the source; it writes status once.
-import type { App, AppSpec, AppStatus, HealthStatus, SyncStatus } from "../app/index.ts";
-import { FINALIZER, formatIssues, validateSpec } from "../app/index.ts";
-import { KubeApiError } from "../core/index.ts";
-import { decide, pendingOperation } from "../plan/index.ts";
-import { renderRevision, resolveRevision, sourceAuth, sourceFailed } from "./desired.ts";
+// reconcileApp: one stateless run for one App, as a checklist (DESIGN.md "The reconcile, step by
+// step"; modelled on Flux kustomize-controller's reconcile()). Each step returns what it found;
+// the run's status is composed and written once, by recordRun (step 10).
+import { type AppSpec, FINALIZER, validateSpec } from "../app/index.ts";
+import {
+  describeRef,
+  EventReason,
+  err,
+  FailureReason,
+  formatIssues,
+  type Issue,
+  KubeApiError,
+  type NamespacedName,
+  nameOf,
+  ok,
+  type Result,
+  refOf,
+} from "../core/index.ts";
+import { assessSet } from "../health/index.ts";
+import {
+  appliedOutcome,
+  type Decision,
+  decide,
+  type Failure,
+  isSteady,
+  observedOutcome,
+  operationOutcome,
+  pendingOperation,
+  type RunOutcome,
+  refuseEmptyRender,
+} from "../plan/index.ts";
+import { applyDesired, restartWorkloads } from "./apply.ts";
+import { type RunContext, runContext } from "./context.ts";
+import { correctDrift } from "./drift.ts";
+import { failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
 import { LeaseBusyError, withLease } from "./lease.ts";
-import type { Ports, RequestCounts, SourceAuth } from "./ports.ts";
-import { Run } from "./run.ts";
+import { observe } from "./observe.ts";
+import { claimedByOthers } from "./ownership.ts";
+import type { Ports, RequestCounts } from "./ports.ts";
+import { pruneStale } from "./prune.ts";
+import { type RunLine, type RunResult, recordRun } from "./record.ts";
+import { type Desired, renderRevision, resolveSource } from "./source.ts";
 
-/** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
-export interface RunResult {
-  app: string;
-  /** Skipped: a scheduled run found the App not due (see nextReconcileAt). */
-  outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed" | "Skipped";
-  syncStatus?: SyncStatus;
-  healthStatus?: HealthStatus;
-  revision?: string;
-  error?: string;
-  /** For a Skipped App: when it is due. */
-  nextReconcileAt?: string;
-  /** True when the run ended before it could record its outcome in status (retry it). */
-  retryable?: boolean;
-  requests: RequestCounts;
-}
+export type { RunResult } from "./record.ts";
 
+/** Runs of one call: a conflicting status write or a busy Lease starts the run over. */
 const MAX_ATTEMPTS = 3;
+/** spec.interval of an App whose spec does not validate. */
+const DEFAULT_INTERVAL = "5m";
+/** The longest App name: it is the value of the plumb.dev/app label on every object. */
+const MAX_NAME = 63;
 
 /**
  * Reconciles App `namespace/name` once. Stateless: safe to run from a webhook, a cron tick and
  * a queue message at the same time — applies happen under a per-App Lease, and the status
- * write is conditional on the resourceVersion read at the start (a conflict re-runs).
+ * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
+ * times in all).
  * @param now the run's clock (every time written to status derives from it)
- * @returns the outcome; `error` names what failed (never a secret). Throws only for
- *   unexpected API errors reading the App itself.
+ * @returns the outcome and the API requests made, by verb; `error` names what failed (never a
+ *   secret); `retryable` when the run ended before recording its outcome in status.
  */
 export async function reconcileApp(
-  ref: { namespace: string; name: string },
+  ref: NamespacedName,
   ports: Ports,
   now: Date,
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
-  const id = `${ref.namespace}/${ref.name}`;
-  let result: Omit<RunResult, "requests"> = { app: id, outcome: "Failed", error: "not run" };
+  let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      result = await runOnce(ref, ports, now);
+      line = await runOnce(ref, ports, now);
       break;
-    } catch (err) {
-      const retry =
-        err instanceof LeaseBusyError || (err instanceof KubeApiError && err.status === 409);
-      result = {
-        app: id,
+    } catch (e) {
+      line = {
+        app: nameOf(ref),
         outcome: "Failed",
-        error: err instanceof Error ? err.message : String(err),
+        error: e instanceof Error ? e.message : String(e),
         retryable: true,
       };
-      if (!retry) break;
-      ports.log?.({ app: id, msg: "retrying after a concurrent change", attempt });
+      const again = e instanceof LeaseBusyError || (e instanceof KubeApiError && e.status === 409);
+      if (!again) break;
+      ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
-  const after = ports.kube.requestCounts();
-  const requests = Object.fromEntries(
-    Object.entries(after).map(([verb, n]) => [
-      verb,
-      n - (before[verb as keyof RequestCounts] ?? 0),
-    ]),
-  ) as RequestCounts;
-  return { ...result, requests };
+  return { ...line, requests: requestsSince(before, ports.kube.requestCounts()) };
 }
 
-async function runOnce(
-  ref: { namespace: string; name: string },
-  ports: Ports,
-  now: Date,
-): Promise<Omit<RunResult, "requests">> {
-  const id = `${ref.namespace}/${ref.name}`;
+/** The checklist. Every path ends in recordRun, the only status write of a run. */
+async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
   let app = await ports.kube.getApp(ref.namespace, ref.name);
-  if (!app) return { app: id, outcome: "NotFound" };
-  if (app.metadata.deletionTimestamp) return finalizeApp(app, ports, now);
+  if (!app) return { app: nameOf(ref), outcome: "NotFound" };
+  if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now));
   const finalizers = app.metadata.finalizers ?? [];
-  if (!finalizers.includes(FINALIZER))
+  if (!finalizers.includes(FINALIZER)) {
     app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
-  const prev: AppStatus = app.status ?? {};
-  const run = new Run(app, prev, ports, now);
+  }
+  const ctx = runContext(app, ports, now);
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
-  const validated = validateSpec(app.spec);
-  const issues = validated.ok ? [] : [...validated.issues];
-  if (app.metadata.name.length > 63) {
-    // The name is the value of the plumb.dev/app label on every object (63 characters at most).
+  const spec = validateApp(ctx);
+  if (!spec.ok) return recordRun(ctx, DEFAULT_INTERVAL, await failedOutcome(ctx, spec.error));
+  const { interval } = spec.value;
+
+  // 3. Resolve the source to a revision (ls-refs, or tag → digest).
+  const source = await resolveSource(ctx, spec.value);
+  if (!source.ok) return recordRun(ctx, interval, await failedOutcome(ctx, source.error));
+  const { revision, auth } = source.value;
+  const observed = { observedRevision: revision };
+
+  // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
+  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)) {
+    const seen = await observe(ctx, undefined);
+    const outcome = observedOutcome({
+      prev: ctx.prev,
+      inventory: ctx.inventory,
+      desired: undefined,
+      comparison: seen.comparison,
+      health: seen.health,
+      syncStatus: "Synced",
+    });
+    return recordRun(ctx, interval, { ...outcome, ...observed });
+  }
+
+  // 5. Render the head revision (pure after the fetch). A failed render applies and prunes
+  //    nothing; nor does an empty one while the App owns objects, unless allowEmpty. A
+  //    Rollback or Approve names its own revision, so a broken head does not block it.
+  const head = await renderHead(ctx, spec.value, revision, auth);
+  const op = pendingOperation(spec.value, ctx.prev);
+  const ownRevision = (op?.type === "Rollback" || op?.type === "Approve") && !spec.value.freeze;
+  if (!head.ok && !ownRevision) {
+    const outcome = await failedOutcome(ctx, head.error, {
+      operation: op,
+      outOfSync: revision !== ctx.prev.revision,
+    });
+    return recordRun(ctx, interval, { ...outcome, ...observed });
+  }
+  const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
+
+  // 6. Gates: freeze, a pending operation, requiresApproval, automated.
+  const decision = decide(spec.value, ctx.prev, {
+    revision,
+    objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? ""),
+  });
+  switch (decision.action) {
+    case "hold": {
+      // Stage the revision for approval: a preview of what approving does, nothing applied.
+      const desired = (head as { value: Desired }).value;
+      const seen = await observe(ctx, desired, true);
+      const outcome = observedOutcome({
+        prev: ctx.prev,
+        inventory: ctx.inventory,
+        desired,
+        comparison: seen.comparison,
+        health: seen.health,
+        syncStatus: "Held",
+      });
+      outcome.held = { revision: desired.revision, objectHash: desired.objectHash };
+      outcome.events.push({
+        type: "Normal",
+        reason: EventReason.Held,
+        message: `revision ${desired.revision} is waiting for approval`,
+      });
+      return recordRun(ctx, interval, { ...outcome, ...found });
+    }
+    case "restart": {
+      // A Restart operation: annotate the workloads' pod templates, then observe.
+      const outcome = await withLease(ctx.app, ports, () => restart(ctx, decision));
+      return recordRun(ctx, interval, { ...outcome, ...found });
+    }
+    case "none": {
+      // 8. Observe health and compare live with desired (drift).
+      const desired = head.ok ? head.value : undefined;
+      const seen = await observe(ctx, desired);
+      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen or manual.
+      const heal =
+        desired !== undefined &&
+        seen.comparison.drift.length > 0 &&
+        spec.value.syncPolicy.selfHeal &&
+        spec.value.syncPolicy.automated &&
+        !spec.value.freeze &&
+        !decision.operation;
+      const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
+      const outcome = observedOutcome({
+        prev: ctx.prev,
+        inventory: ctx.inventory,
+        desired,
+        comparison: seen.comparison,
+        health: seen.health,
+        corrected,
+      });
+      if (decision.operation) refuseOperation(ctx, outcome, decision);
+      return recordRun(ctx, interval, { ...outcome, ...found });
+    }
+    case "apply": {
+      // The decision may name another revision than the head (Rollback, Approve): render it.
+      let target: Desired;
+      if (head.ok && decision.revision === revision) target = head.value;
+      else {
+        const other = await renderHead(ctx, spec.value, decision.revision, auth);
+        if (!other.ok) {
+          const outcome = await failedOutcome(
+            ctx,
+            { ...other.error, stalled: false },
+            {
+              operation: decision.operation,
+            },
+          );
+          return recordRun(ctx, interval, { ...outcome, ...found });
+        }
+        target = other.value;
+      }
+      const outcome = await withLease(ctx.app, ports, () =>
+        sync(ctx, spec.value, target, decision, revision),
+      );
+      return recordRun(ctx, interval, { ...outcome, ...found });
+    }
+  }
+}
+
+/** Step 2: the spec, validated and defaulted, or InvalidSpec (Stalled). */
+function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
+  const validated = validateSpec(ctx.app.spec);
+  const issues: Issue[] = validated.ok ? [] : [...validated.error];
+  if (ctx.app.metadata.name.length > MAX_NAME) {
     issues.push({
+      code: "InvalidSpec",
       path: "metadata.name",
       message: "must be at most 63 characters (it labels every object)",
     });
   }
-  if (!validated.ok || issues.length > 0) {
-    return run.fail("InvalidSpec", formatIssues(issues), { stalled: true });
-  }
-  const spec = validated.value;
-  run.interval = spec.interval;
-
-  // 3. Resolve the source to a revision (ls-refs, or tag → digest).
-  let auth: SourceAuth | undefined;
-  let revision: string;
-  try {
-    auth = await sourceAuth(app, spec, ports);
-    revision = await resolveRevision(spec, auth, ports);
-  } catch (err) {
-    const failed = sourceFailed(err);
-    return run.fail("SourceFailed", failed.ok ? "" : failed.message, { stalled: false });
-  }
-  run.record.observedRevision = revision;
-
-  // 3b. Fast path: same revision and spec as last run, nothing pending, not due for a full
-  //     comparison: no fetch, no render; health of the inventory only.
-  if (isSteady(app, spec, prev, revision, now)) return run.observe(spec, undefined, "Synced");
-
-  // 3c. Fetch and render (pure after the fetch). A failed render applies and prunes nothing,
-  //     and an empty one prunes nothing either unless allowEmpty (Argo CD's allowEmpty).
-  let desired = await renderRevision(app, spec, revision, auth, ports);
-  if (
-    desired.ok &&
-    desired.objects.length === 0 &&
-    run.inventory.length > 0 &&
-    !spec.syncPolicy.allowEmpty
-  ) {
-    desired = {
-      ok: false,
-      reason: "RenderFailed",
-      transient: false,
-      message: `revision ${revision} renders no objects; refusing to prune all ${run.inventory.length} (set spec.syncPolicy.allowEmpty to allow it)`,
-    };
-  }
-  const op = pendingOperation(spec, prev);
-  if (!desired.ok) {
-    // A Rollback or Approve names its own revision: the head failing to render must not block it.
-    const own = op && (op.type === "Rollback" || op.type === "Approve") && !spec.freeze;
-    if (!own) {
-      if (op) run.operationDone(op, "Failed", desired.message);
-      const stalled = desired.issues?.some((i) => i.path.startsWith("spec.")) ?? false;
-      return run.fail(desired.reason, desired.message, {
-        stalled,
-        outOfSync: revision !== prev.revision,
-      });
-    }
-  } else {
-    run.record.observedObjectHash = desired.objectHash;
-  }
-
-  // 4. Gates: freeze, pending operation, requiresApproval, automated.
-  const head = desired.ok ? desired : undefined;
-  const decision = decide(spec, prev, {
-    revision,
-    objectHash: head?.objectHash ?? prev.objectHash ?? "",
-  });
-  switch (decision.action) {
-    case "apply": {
-      // 5. Apply (staged) and prune, under the App's Lease.
-      let target = head;
-      if (!target || decision.revision !== revision) {
-        const other = await renderRevision(app, spec, decision.revision, auth, ports);
-        if (!other.ok) return run.fail(other.reason, other.message, { stalled: false, decision });
-        target = other;
-      }
-      return withLease(app, ports, () => run.apply(spec, target, decision, revision));
-    }
-    case "restart":
-      return withLease(app, ports, () => run.restart(spec, decision));
-    case "hold":
-      return run.hold(spec, head!);
-    case "none":
-      if (decision.operation) run.operationDone(decision.operation, "Failed", decision.reason);
-      return run.observe(spec, head, undefined, decision);
-  }
+  if (validated.ok && issues.length === 0) return ok(validated.value);
+  return err({ reason: FailureReason.InvalidSpec, message: formatIssues(issues), stalled: true });
 }
 
-/** Nothing to do but look at health: same revision, spec and hash as the last successful run. */
-function isSteady(app: App, spec: AppSpec, prev: AppStatus, revision: string, now: Date): boolean {
-  const next = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
-  return (
-    pendingOperation(spec, prev) === undefined &&
-    !spec.syncPolicy.selfHeal &&
-    !prev.failures &&
-    prev.observedGeneration === app.metadata.generation &&
-    prev.observedRevision === revision &&
-    prev.observedObjectHash !== undefined &&
-    (prev.revision === revision ||
-      spec.freeze ||
-      !spec.syncPolicy.automated ||
-      prev.heldRevision === revision ||
-      prev.rolledBackFrom === revision) &&
-    next > now.getTime()
+/** Step 5: render `revision`, then the empty-render rule. */
+async function renderHead(
+  ctx: RunContext,
+  spec: AppSpec,
+  revision: string,
+  auth: Parameters<typeof renderRevision>[3],
+): Promise<Result<Desired, Failure>> {
+  const rendered = await renderRevision(ctx, spec, revision, auth);
+  if (!rendered.ok) return rendered;
+  const empty = refuseEmptyRender(
+    spec,
+    rendered.value.objects.length,
+    ctx.inventory.length,
+    revision,
   );
+  return empty ? err(empty) : rendered;
+}
+
+/**
+ * Steps 7–8 under the App's Lease: apply the target (exact ownership: one list of Apps), prune
+ * what the last inventory has and the target lacks, and take health from the apply responses.
+ */
+async function sync(
+  ctx: RunContext,
+  spec: AppSpec,
+  target: Desired,
+  decision: Extract<Decision, { action: "apply" }>,
+  sourceRevision: string,
+): Promise<RunOutcome> {
+  // 7. Apply (staged: Namespaces and CRDs first).
+  const owners = await claimedByOthers(ctx);
+  const applied = await applyDesired(ctx, target.objects, owners);
+  // 8. Prune: only after this render applied; failed deletes stay in the inventory.
+  const desiredRefs = target.objects.map(refOf);
+  const prune = await pruneStale(ctx, spec, desiredRefs, owners);
+  // 8. Health of what was applied, from the objects the API server returned.
+  const health = assessSet(desiredRefs, applied.applied, ctx.now);
+  return appliedOutcome({
+    target,
+    sourceRevision,
+    reason: decision.reason,
+    operation: decision.operation,
+    previous: ctx.inventory,
+    applied: applied.applied,
+    failed: applied.failed,
+    prune,
+    health,
+    now: ctx.now,
+  });
+}
+
+/** The Restart operation: annotate the inventory's workloads, then observe their health. */
+async function restart(
+  ctx: RunContext,
+  decision: Extract<Decision, { action: "restart" }>,
+): Promise<RunOutcome> {
+  const { restarted, failed } = await restartWorkloads(ctx.inventory, ctx.ports, ctx.now);
+  const message =
+    failed.size > 0
+      ? [...failed.values()].join("; ")
+      : `restarted ${restarted.map(describeRef).join(", ") || "nothing"}`;
+  const done = operationOutcome(
+    decision.operation,
+    failed.size > 0 ? "Failed" : "Succeeded",
+    message,
+    ctx.now,
+  );
+  const seen = await observe(ctx, undefined);
+  const outcome = observedOutcome({
+    prev: ctx.prev,
+    inventory: ctx.inventory,
+    desired: undefined,
+    comparison: seen.comparison,
+    health: seen.health,
+    syncStatus: ctx.prev.syncStatus ?? "Unknown",
+  });
+  outcome.operationState = done.state;
+  outcome.events.unshift(done.event);
+  return outcome;
+}
+
+/** An operation the gates refused (frozen, stale approval...): consumed as Failed. */
+function refuseOperation(
+  ctx: RunContext,
+  outcome: RunOutcome,
+  decision: Extract<Decision, { action: "none" }>,
+): void {
+  if (!decision.operation) return;
+  const done = operationOutcome(
+    decision.operation,
+    "Failed",
+    decision.message ?? decision.reason,
+    ctx.now,
+  );
+  outcome.operationState = done.state;
+  outcome.events.unshift(done.event);
+}
+
+function requestsSince(before: RequestCounts, after: RequestCounts): RequestCounts {
+  const out = { ...after };
+  for (const verb of Object.keys(out) as Array<keyof RequestCounts>) {
+    out[verb] = after[verb] - (before[verb] ?? 0);
+  }
+  return out;
 }

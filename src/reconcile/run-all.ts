@@ -2,7 +2,8 @@
 import type { App } from "../app/index.ts";
 import { isDue } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
-import { type RunResult, reconcileApp } from "./reconcile.ts";
+import { reconcileApp } from "./reconcile.ts";
+import type { RunResult } from "./record.ts";
 
 /** The Apps due at `now` (never reconciled, generation changed, or nextReconcileAt ≤ now). */
 export async function dueApps(

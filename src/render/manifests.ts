@@ -1,8 +1,14 @@
 // Manifest parsing: YAML/JSON files from a source to plain objects, with file and line for errors.
 import { LineCounter, parseAllDocuments } from "yaml";
-import type { Issue } from "../app/index.ts";
-import type { SourceFile } from "../core/index.ts";
-import { isRecord, type KubeObject } from "../core/index.ts";
+import {
+  err,
+  type Issue,
+  isRecord,
+  type KubeObject,
+  ok,
+  type Result,
+  type SourceFile,
+} from "../core/index.ts";
 
 /** An object parsed from a file, with where it came from (for error messages). */
 export interface ParsedObject {
@@ -11,17 +17,16 @@ export interface ParsedObject {
   origin: string;
 }
 
-export type ParseResult = { ok: true; objects: ParsedObject[] } | { ok: false; issues: Issue[] };
-
 /**
  * Parses every document of every file. Multi-document YAML, `---` with trailing spaces,
  * empty and comment-only documents (skipped), anchors and merge keys (`<<`) resolved;
  * JSON files are YAML 1.2 too. A `v1/List` is expanded into its items.
  * Any document that fails to parse, or is not an object with apiVersion, kind and
- * metadata.name, fails the whole result (all issues listed, `path` = "file:line"), so
+ * metadata.name, fails the whole result (all issues listed, code InvalidManifest, `path` =
+ * "file:line"), so
  * that a broken commit never renders a partial set (and so never prunes).
  */
-export function parseManifests(files: readonly SourceFile[]): ParseResult {
+export function parseManifests(files: readonly SourceFile[]): Result<ParsedObject[], Issue[]> {
   const objects: ParsedObject[] = [];
   const issues: Issue[] = [];
   for (const file of files) {
@@ -37,7 +42,11 @@ export function parseManifests(files: readonly SourceFile[]): ParseResult {
       const first = doc.errors[0];
       if (first) {
         // The first error of a document; the ones after it are usually its echoes.
-        issues.push({ path: at(first.pos[0]), message: firstLine(first.message) });
+        issues.push({
+          code: "InvalidManifest",
+          path: at(first.pos[0]),
+          message: firstLine(first.message),
+        });
         continue;
       }
       let value: unknown;
@@ -45,6 +54,7 @@ export function parseManifests(files: readonly SourceFile[]): ParseResult {
         value = doc.toJS({ maxAliasCount: 1000 });
       } catch (err) {
         issues.push({
+          code: "InvalidManifest",
           path: at(doc.range[0]),
           message: err instanceof Error ? err.message : String(err),
         });
@@ -54,12 +64,12 @@ export function parseManifests(files: readonly SourceFile[]): ParseResult {
       const origin = at(doc.contents?.range?.[0] ?? doc.range[0]);
       for (const item of expandList(value)) {
         const problem = checkShape(item);
-        if (problem) issues.push({ path: origin, message: problem });
+        if (problem) issues.push({ code: "InvalidManifest", path: origin, message: problem });
         else objects.push({ object: item as KubeObject, origin });
       }
     }
   }
-  return issues.length > 0 ? { ok: false, issues } : { ok: true, objects };
+  return issues.length > 0 ? err(issues) : ok(objects);
 }
 
 function firstLine(message: string): string {

@@ -38,7 +38,7 @@ describe("parseManifests", () => {
       "  y: '2'",
     ].join("\n");
     const r = parseManifests([{ path: "cm.yaml", content }]);
-    expect(r.ok && r.objects.map((o) => [o.origin, o.object["data"]])).toEqual([
+    expect(r.ok && r.value.map((o) => [o.origin, o.object["data"]])).toEqual([
       ["cm.yaml:3", { x: "1" }],
       ["cm.yaml:12", { x: "1", y: "2" }],
     ]);
@@ -52,8 +52,12 @@ describe("parseManifests", () => {
           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\nx: &s text\ndata:\n  <<: *s\n",
       },
     ]);
-    expect(r.ok ? [] : r.issues).toEqual([
-      { path: "m.yaml:1", message: "Merge sources must be maps or map aliases" },
+    expect(r.ok ? [] : r.error).toEqual([
+      {
+        code: "InvalidManifest",
+        path: "m.yaml:1",
+        message: "Merge sources must be maps or map aliases",
+      },
     ]);
   });
 
@@ -68,11 +72,11 @@ describe("parseManifests", () => {
     ]);
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues.map((i) => i.path)).toEqual(["bad.yaml:4", "noname.json:1"]);
-    expect(r.issues[0]?.message).toBe(
+    expect(r.error.map((i) => i.path)).toEqual(["bad.yaml:4", "noname.json:1"]);
+    expect(r.error[0]?.message).toBe(
       "Nested mappings are not allowed in compact mappings at line 4, column 9:",
     );
-    expect(r.issues[1]?.message).toBe(
+    expect(r.error[1]?.message).toBe(
       "ConfigMap: metadata.name is missing (generateName is not supported)",
     );
   });
@@ -81,8 +85,8 @@ describe("parseManifests", () => {
 describe("renderObjects", () => {
   const parsed = (yaml: string) => {
     const r = parseManifests([{ path: "m.yaml", content: yaml }]);
-    if (!r.ok) throw new Error(JSON.stringify(r.issues));
-    return r.objects;
+    if (!r.ok) throw new Error(JSON.stringify(r.error));
+    return r.value;
   };
 
   it("defaults the namespace, stamps tracking labels and orders Namespaces first", () => {
@@ -92,29 +96,27 @@ describe("renderObjects", () => {
       ),
       ctx,
     );
-    expect(r.ok && r.objects.map((o) => [o.kind, o.metadata.namespace, o.metadata.labels])).toEqual(
+    expect(r.ok && r.value.map((o) => [o.kind, o.metadata.namespace, o.metadata.labels])).toEqual([
       [
-        [
-          "Namespace",
-          undefined,
-          {
-            "app.kubernetes.io/managed-by": "plumb",
-            "plumb.dev/app": "web",
-            "plumb.dev/app-namespace": "team-a",
-          },
-        ],
-        [
-          "ConfigMap",
-          "team-a",
-          {
-            a: "b",
-            "app.kubernetes.io/managed-by": "plumb",
-            "plumb.dev/app": "web",
-            "plumb.dev/app-namespace": "team-a",
-          },
-        ],
+        "Namespace",
+        undefined,
+        {
+          "app.kubernetes.io/managed-by": "plumb",
+          "plumb.dev/app": "web",
+          "plumb.dev/app-namespace": "team-a",
+        },
       ],
-    );
+      [
+        "ConfigMap",
+        "team-a",
+        {
+          a: "b",
+          "app.kubernetes.io/managed-by": "plumb",
+          "plumb.dev/app": "web",
+          "plumb.dev/app-namespace": "team-a",
+        },
+      ],
+    ]);
   });
 
   it("refuses objects aimed at other namespaces, foreign Namespaces, duplicates and disallowed destinations", () => {
@@ -124,18 +126,28 @@ describe("renderObjects", () => {
       ),
       ctx,
     );
-    expect(r.ok ? [] : r.issues).toEqual([
+    expect(r.ok ? [] : r.error).toEqual([
       {
+        code: "Refused",
         path: "m.yaml:1",
         message:
           'ConfigMap c: namespace "kube-system" differs from the App\'s destination "team-a"',
       },
-      { path: "m.yaml:5", message: "Namespace other: namespace is not allowed for this App" },
-      { path: "m.yaml:13", message: "ConfigMap d: duplicate of the object at m.yaml:9" },
+      {
+        code: "Refused",
+        path: "m.yaml:5",
+        message: "Namespace other: namespace is not allowed for this App",
+      },
+      {
+        code: "Refused",
+        path: "m.yaml:13",
+        message: "ConfigMap d: duplicate of the object at m.yaml:9",
+      },
     ]);
     const away = renderObjects([], { ...ctx, destinationNamespace: "prod" });
-    expect(away.ok ? [] : away.issues).toEqual([
+    expect(away.ok ? [] : away.error).toEqual([
       {
+        code: "InvalidSpec",
         path: "spec.destination.namespace",
         message: 'namespace "prod" is not allowed for Apps in "team-a"',
       },
@@ -149,8 +161,9 @@ describe("renderObjects", () => {
     const crb =
       "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: escalate}\nrules: []\n";
     const refused = renderObjects(parsed(crb), ctx);
-    expect(refused.ok ? [] : refused.issues).toEqual([
+    expect(refused.ok ? [] : refused.error).toEqual([
       {
+        code: "Refused",
         path: "m.yaml:1",
         message:
           "ClusterRole escalate: cluster-scoped ClusterRole objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)",
@@ -170,8 +183,9 @@ describe("renderObjects", () => {
       (_, i) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c${i}}\n`,
     ).join("---\n");
     const r = renderObjects(parsed(many), ctx);
-    expect(r.ok ? [] : r.issues).toEqual([
+    expect(r.ok ? [] : r.error).toEqual([
       {
+        code: "TooLarge",
         path: "spec.source",
         message: "renders 1001 objects; an App may have at most 1000 (split it into several Apps)",
       },

@@ -1,8 +1,17 @@
 // Render: parsed objects to the desired set — namespaces defaulted and checked, tracking labels
 // stamped, order stable. Pure: scope (namespaced or not) comes from discovery, passed in.
-import type { Issue } from "../app/index.ts";
 import { trackingLabels } from "../app/index.ts";
-import { gvkKey, isRecord, type KubeObject, refKey, refOf } from "../core/index.ts";
+import {
+  err,
+  gvkKey,
+  type Issue,
+  isRecord,
+  type KubeObject,
+  ok,
+  type Result,
+  refKey,
+  refOf,
+} from "../core/index.ts";
 import type { ParsedObject } from "./manifests.ts";
 
 export interface RenderContext {
@@ -30,8 +39,6 @@ export function clusterKindAllowed(ctx: RenderContext, apiVersion: string, kind:
   const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
   return allowed.includes("*") || allowed.includes(kind) || allowed.includes(`${group}/${kind}`);
 }
-
-export type RenderResult = { ok: true; objects: KubeObject[] } | { ok: false; issues: Issue[] };
 
 /** Kinds applied first, in this order (Helm's InstallOrder, abridged); the rest follow by name. */
 const KIND_ORDER = [
@@ -88,14 +95,18 @@ export function namespaceAllowed(ctx: RenderContext, namespace: string): boolean
  * - Tracking labels are stamped; order is KIND_ORDER, then by namespace and name.
  * @returns the objects, or every issue found (`path` is "file:line").
  */
-export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContext): RenderResult {
+export function renderObjects(
+  parsed: readonly ParsedObject[],
+  ctx: RenderContext,
+): Result<KubeObject[], Issue[]> {
   const issues: Issue[] = [];
   if (!namespaceAllowed(ctx, ctx.destinationNamespace)) {
     issues.push({
+      code: "InvalidSpec",
       path: "spec.destination.namespace",
       message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}"`,
     });
-    return { ok: false, issues };
+    return err(issues);
   }
   const scopes = new Map(ctx.scopes);
   for (const { object } of parsed) addCrdScopes(object, scopes);
@@ -110,6 +121,7 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
       const ns = obj.metadata.namespace ?? ctx.destinationNamespace;
       if (ns !== ctx.destinationNamespace) {
         issues.push({
+          code: "Refused",
           path: origin,
           message: `${label}: namespace "${ns}" differs from the App's destination "${ctx.destinationNamespace}"`,
         });
@@ -120,11 +132,16 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
       delete obj.metadata.namespace;
       if (obj.kind === "Namespace" && obj.apiVersion === "v1") {
         if (!namespaceAllowed(ctx, obj.metadata.name)) {
-          issues.push({ path: origin, message: `${label}: namespace is not allowed for this App` });
+          issues.push({
+            code: "Refused",
+            path: origin,
+            message: `${label}: namespace is not allowed for this App`,
+          });
           continue;
         }
       } else if (!clusterKindAllowed(ctx, obj.apiVersion, obj.kind)) {
         issues.push({
+          code: "Refused",
           path: origin,
           message: `${label}: cluster-scoped ${obj.kind} objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)`,
         });
@@ -134,7 +151,11 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
     const key = refKey(refOf(obj));
     const first = seen.get(key);
     if (first !== undefined) {
-      issues.push({ path: origin, message: `${label}: duplicate of the object at ${first}` });
+      issues.push({
+        code: "Refused",
+        path: origin,
+        message: `${label}: duplicate of the object at ${first}`,
+      });
       continue;
     }
     seen.set(key, origin);
@@ -146,12 +167,13 @@ export function renderObjects(parsed: readonly ParsedObject[], ctx: RenderContex
   }
   if (out.length > MAX_OBJECTS) {
     issues.push({
+      code: "TooLarge",
       path: "spec.source",
       message: `renders ${out.length} objects; an App may have at most ${MAX_OBJECTS} (split it into several Apps)`,
     });
   }
-  if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, objects: sortObjects(out) };
+  if (issues.length > 0) return err(issues);
+  return ok(sortObjects(out));
 }
 
 function addCrdScopes(obj: KubeObject, scopes: Map<string, boolean>): void {

@@ -49,7 +49,9 @@ async function readJson(c: Context, optional: boolean): Promise<unknown> {
 function validate<T>(schema: z.ZodType<T>, value: unknown): T {
   const r = schema.safeParse(value);
   if (!r.success)
-    throw new HttpError(400, "invalid request body", { issues: toIssues(r.error, "body") });
+    throw new HttpError(400, "invalid request body", {
+      issues: toIssues(r.error, "body", "InvalidRequest"),
+    });
   return r.data;
 }
 

@@ -80,7 +80,7 @@ export function registerWebhookRoutes(
         throw new HttpError(400, "malformed JSON body");
       }
       const parsed = parsePush(provider, payload);
-      if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.issues });
+      if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.error });
       const push = parsed.value;
       if (isRefDeletion(push)) {
         return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);

@@ -1,0 +1,75 @@
+// One vocabulary for what plumb reports: condition reasons, Event reasons and gate decisions.
+// CamelCase, as Kubernetes API conventions ask of a condition's `reason`
+// (https://github.com/kubernetes/community/blob/master/contributors/devel/sig-architecture/api-conventions.md#typical-status-properties).
+
+/** Why a run failed: the Ready condition's reason (Ready=False), and a Warning Event. */
+export const FailureReason = {
+  /** spec fails validation, or a spec value the cluster's policy refuses. */
+  InvalidSpec: "InvalidSpec",
+  /** The source could not be resolved or fetched (Git server, registry, credentials). */
+  SourceFailed: "SourceFailed",
+  /** The fetched source does not render to a valid, allowed set of objects. */
+  RenderFailed: "RenderFailed",
+  /** Some objects were not applied. */
+  ApplyFailed: "ApplyFailed",
+  /** Some objects could not be pruned. */
+  PruneFailed: "PruneFailed",
+} as const;
+export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
+
+/** Reasons of conditions that are not failures. */
+export const ConditionReason = {
+  /** Ready=True: the applied revision is Synced (or Held, OutOfSync: the sync status). */
+  Synced: "Synced",
+  OutOfSync: "OutOfSync",
+  Held: "Held",
+  Unknown: "Unknown",
+  /** Ready=False and Reconciling=True while objects roll out. */
+  Progressing: "Progressing",
+  /** Ready=False: an object is unhealthy or absent. */
+  Degraded: "Degraded",
+  Missing: "Missing",
+  /** Reconciling=False and Stalled=False after a run that did not fail. */
+  Reconciled: "Reconciled",
+  /** Stalled=False after a failure that the schedule retries. */
+  Retrying: "Retrying",
+} as const;
+export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
+
+/** Reasons of the Events plumb emits on an App (besides the FailureReasons, as Warnings). */
+export const EventReason = {
+  Applied: "Applied",
+  Pruned: "Pruned",
+  Held: "Held",
+  DriftCorrected: "DriftCorrected",
+  OperationSucceeded: "OperationSucceeded",
+  OperationFailed: "OperationFailed",
+  OperationRequested: "OperationRequested",
+  NotificationFailed: "NotificationFailed",
+} as const;
+export type EventReason = (typeof EventReason)[keyof typeof EventReason] | FailureReason;
+
+/** Why the gates decided what they did (plan/gates.ts), shown in operation outcomes and logs. */
+export const GateReason = {
+  Automated: "Automated",
+  Approved: "Approved",
+  Rollback: "Rollback",
+  Restart: "Restart",
+  Sync: "Sync",
+  Deploy: "Deploy",
+  RequiresApproval: "RequiresApproval",
+  AwaitingApproval: "AwaitingApproval",
+  RolledBack: "RolledBack",
+  Frozen: "Frozen",
+  ManualSync: "ManualSync",
+  UpToDate: "UpToDate",
+  OperationRefused: "OperationRefused",
+} as const;
+export type GateReason = (typeof GateReason)[keyof typeof GateReason];
+
+const FAILURES: ReadonlySet<string> = new Set(Object.values(FailureReason));
+
+/** True for a Ready reason that means the run failed (not merely unhealthy or progressing). */
+export function isFailureReason(reason: string): reason is FailureReason {
+  return FAILURES.has(reason);
+}

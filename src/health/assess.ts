@@ -1,0 +1,35 @@
+// Health of a set of objects: each one's, and the worst-first aggregate. Pure.
+import type { HealthStatus } from "../app/index.ts";
+import { type KubeObject, type ObjectRef, refKey } from "../core/index.ts";
+import { aggregateHealth, type HealthItem } from "./aggregate.ts";
+import { assessHealth } from "./rules.ts";
+import type { HealthResult } from "./util.ts";
+
+/** Health of each ref by refKey, and the aggregate (status and a reason naming the worst). */
+export interface SetHealth {
+  byKey: Map<string, HealthResult>;
+  status: HealthStatus;
+  reason: string;
+}
+
+/**
+ * Health of each of `refs` (Missing when `live` lacks it) and their worst-first aggregate;
+ * Healthy with reason "no objects" for an empty set.
+ * @param live live objects by refKey
+ * @param now the run's clock (health rules compare deadlines with it)
+ */
+export function assessSet(
+  refs: readonly ObjectRef[],
+  live: ReadonlyMap<string, KubeObject>,
+  now: Date,
+): SetHealth {
+  const byKey = new Map<string, HealthResult>();
+  const items: HealthItem[] = [];
+  for (const ref of refs) {
+    const h = assessHealth(live.get(refKey(ref)), now);
+    byKey.set(refKey(ref), h);
+    items.push({ kind: ref.kind, namespace: ref.namespace, name: ref.name, health: h });
+  }
+  const agg = aggregateHealth(items);
+  return { byKey, status: agg.status, reason: agg.reason };
+}

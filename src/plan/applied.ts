@@ -1,0 +1,161 @@
+// What a run that applied a revision records: inventory, resource lines, sync status, the
+// operation's outcome and Events, from what the apply and prune steps found. Pure.
+import type { HealthStatus, Operation, ResourceStatus } from "../app/index.ts";
+import {
+  describeRef,
+  EventReason,
+  FailureReason,
+  type KubeObject,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../core/index.ts";
+import type { RunEvent } from "./events.ts";
+import { inventoryAfterApply } from "./inventory.ts";
+import { operationOutcome } from "./operations.ts";
+import type { PruneSkip } from "./prune.ts";
+import { resourceStatus, sortResources } from "./resources.ts";
+import type { RunOutcome } from "./status.ts";
+
+export interface AppliedInput {
+  /** The revision applied and its render. */
+  target: { revision: string; objects: readonly KubeObject[]; objectHash: string };
+  /** What the source names now (differs from target.revision for a Rollback or an Approve). */
+  sourceRevision: string;
+  /** Why the gates applied, and the operation consumed, if any. */
+  reason: string;
+  operation?: Operation | undefined;
+  /** status.inventory before the run. */
+  previous: readonly ObjectRef[];
+  /** Objects as the API server stored them (by refKey), and failures (by refKey). */
+  applied: ReadonlyMap<string, KubeObject>;
+  failed: ReadonlyMap<string, string>;
+  /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
+  prune: {
+    deleted: readonly ObjectRef[];
+    failed: ReadonlyArray<{ ref: ObjectRef; message: string }>;
+    skipped: readonly PruneSkip[];
+    /** Stale objects left alone because syncPolicy.prune is false (still live). */
+    unpruned: readonly ObjectRef[];
+  };
+  /** Health of the desired objects by refKey (from the apply responses), and the aggregate. */
+  health: {
+    byKey: ReadonlyMap<string, { status: HealthStatus; message?: string }>;
+    status: HealthStatus;
+    reason: string;
+  };
+  now: Date;
+}
+
+/**
+ * The record of a run that applied `target`:
+ * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay);
+ * - resources: Synced with health for each applied object, Failed/Missing with the error for
+ *   each failed one, Pruned / PruneFailed / PruneSkipped / OutOfSync ("prune is off") for the
+ *   stale ones;
+ * - applied: the revision, and the objectHash only when every object applied (so the next run
+ *   applies again); nothing when no object applied at all;
+ * - rolledBackFrom: the source revision a Rollback moved away from (cleared otherwise);
+ * - syncStatus: Synced when everything applied and pruned and target is the source's revision;
+ * - failure: ApplyFailed (all object errors), else PruneFailed;
+ * - Events: Applied (count), Pruned (names), and the operation's outcome.
+ */
+export function appliedOutcome(input: AppliedInput): RunOutcome {
+  const desiredRefs = input.target.objects.map(refOf);
+  const resources: ResourceStatus[] = [];
+  const events: RunEvent[] = [];
+  const failures: string[] = [];
+  for (const ref of desiredRefs) {
+    const key = refKey(ref);
+    const error = input.failed.get(key);
+    if (error === undefined) {
+      resources.push(resourceStatus(ref, "Synced", input.health.byKey.get(key)));
+    } else {
+      failures.push(`${describeRef(ref)}: ${error}`);
+      resources.push(resourceStatus(ref, "Failed", { status: "Missing" }, error));
+    }
+  }
+  for (const ref of input.prune.deleted) resources.push(resourceStatus(ref, "Pruned", undefined));
+  const pruneErrors = input.prune.failed.map((f) => `${describeRef(f.ref)}: ${f.message}`);
+  for (const f of input.prune.failed) {
+    resources.push(resourceStatus(f.ref, "PruneFailed", undefined, f.message));
+  }
+  for (const skip of input.prune.skipped) {
+    resources.push(resourceStatus(skip.ref, "PruneSkipped", undefined, skip.reason));
+  }
+  for (const ref of input.prune.unpruned) {
+    resources.push(resourceStatus(ref, "OutOfSync", undefined, "not in the source; prune is off"));
+  }
+  const inventory = inventoryAfterApply({
+    previous: input.previous,
+    desired: desiredRefs,
+    failed: new Set(input.failed.keys()),
+    kept: [
+      ...input.prune.failed.map((f) => f.ref),
+      ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),
+      ...input.prune.unpruned,
+    ],
+  });
+
+  if (input.applied.size > 0) {
+    events.push({
+      type: "Normal",
+      reason: EventReason.Applied,
+      message: `applied revision ${input.target.revision}: ${input.applied.size} object(s)`,
+    });
+  }
+  if (input.prune.deleted.length > 0) {
+    events.push({
+      type: "Normal",
+      reason: EventReason.Pruned,
+      message: `pruned ${input.prune.deleted.map(describeRef).join(", ")}`,
+    });
+  }
+  const failed = failures.length > 0 || pruneErrors.length > 0;
+  const out: RunOutcome = {
+    inventory,
+    resources: sortResources(resources),
+    health: { status: input.health.status, reason: input.health.reason },
+    syncStatus: !failed && input.target.revision === input.sourceRevision ? "Synced" : "OutOfSync",
+    events,
+    rolledBackFrom:
+      input.reason === "Rollback" && input.target.revision !== input.sourceRevision
+        ? input.sourceRevision
+        : null,
+  };
+  if (input.operation) {
+    const message = failed
+      ? [...failures, ...pruneErrors].join("; ")
+      : `applied ${input.target.revision}`;
+    const done = operationOutcome(
+      input.operation,
+      failed ? "Failed" : "Succeeded",
+      message,
+      input.now,
+    );
+    out.operationState = done.state;
+    events.push(done.event);
+  }
+  // A partial apply records the revision but not the hash, so the next run applies again
+  // (a CRD installed since, a namespace created since) instead of calling the set applied.
+  if (input.applied.size > 0 || failures.length === 0) {
+    out.applied =
+      failures.length > 0
+        ? { revision: input.target.revision }
+        : { revision: input.target.revision, objectHash: input.target.objectHash };
+  }
+  if (failures.length > 0) {
+    out.failure = {
+      reason: FailureReason.ApplyFailed,
+      message: failures.join("; "),
+      stalled: false,
+    };
+  } else if (pruneErrors.length > 0) {
+    out.failure = {
+      reason: FailureReason.PruneFailed,
+      message: pruneErrors.join("; "),
+      stalled: false,
+    };
+  }
+  return out;
+}

@@ -1,0 +1,69 @@
+// What a run that applied nothing records: resources, drift, health and the sync status, after
+// an optional selfHeal correction. Pure.
+import type {
+  AppStatus,
+  DriftEntry,
+  HealthStatus,
+  ResourceStatus,
+  SyncStatus,
+} from "../app/index.ts";
+import { type ObjectRef, refKey } from "../core/index.ts";
+import type { Comparison } from "./compare.ts";
+import type { RunEvent } from "./events.ts";
+import type { RunOutcome } from "./status.ts";
+
+export interface ObservedInput {
+  /** status before the run (the applied revision and objectHash). */
+  prev: AppStatus;
+  inventory: readonly ObjectRef[];
+  /** The render compared with the live state, or undefined (fast path, restart). */
+  desired: { revision: string; objectHash: string } | undefined;
+  comparison: Comparison;
+  health: { status: HealthStatus; reason: string };
+  /** The sync status the caller already knows (Held, fast path Synced), else derived. */
+  syncStatus?: SyncStatus | undefined;
+  /** A selfHeal correction: the refKeys re-applied and its Event. */
+  corrected?: { applied: ReadonlySet<string>; event: RunEvent } | undefined;
+}
+
+/**
+ * The record of a run that applied nothing. After a correction the re-applied objects are
+ * Synced again and status.drift is empty (what was not re-applied shows on the next run).
+ * The sync status, unless given: OutOfSync when the render differs from what was applied
+ * (revision or objectHash) or something drifted, else Synced.
+ */
+export function observedOutcome(input: ObservedInput): RunOutcome {
+  let resources: ResourceStatus[] = input.comparison.resources;
+  let drift: DriftEntry[] = input.comparison.drift;
+  const events: RunEvent[] = [];
+  let driftCorrected = 0;
+  if (input.corrected) {
+    const applied = input.corrected.applied;
+    driftCorrected = applied.size;
+    events.push(input.corrected.event);
+    resources = resources.map((r) => {
+      if (!applied.has(refKey(r))) return r;
+      const { message: _m, ...rest } = r;
+      return { ...rest, status: "Synced" };
+    });
+    drift = [];
+  }
+  let syncStatus = input.syncStatus;
+  if (syncStatus === undefined) {
+    const differs = input.desired
+      ? input.prev.revision !== input.desired.revision ||
+        input.prev.objectHash !== input.desired.objectHash
+      : false;
+    syncStatus = differs || drift.length > 0 ? "OutOfSync" : "Synced";
+  }
+  const out: RunOutcome = {
+    inventory: [...input.inventory],
+    resources,
+    health: input.health,
+    syncStatus,
+    drift,
+    events,
+  };
+  if (driftCorrected > 0) out.driftCorrected = driftCorrected;
+  return out;
+}

@@ -1,0 +1,37 @@
+// The fast path: when a run has nothing to do but look at health. Pure.
+import type { AppSpec, AppStatus } from "../app/index.ts";
+import { pendingOperation } from "./operations.ts";
+
+/**
+ * True when the last full run saw the same revision, spec (generation) and render, nothing is
+ * pending (no operation, no failure being retried, no selfHeal comparison owed) and the App is
+ * not yet due for its next full comparison (status.nextReconcileAt > now). Then the run skips
+ * the fetch and the render and only observes the inventory's health. Where the revision is not
+ * the applied one, it must be one the gates would not apply anyway: frozen, manual sync, held
+ * for approval, or the revision a Rollback moved away from.
+ * @param generation metadata.generation of the App now
+ * @param revision what the source resolved to this run
+ */
+export function isSteady(
+  spec: AppSpec,
+  prev: AppStatus,
+  generation: number | undefined,
+  revision: string,
+  now: Date,
+): boolean {
+  const next = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
+  return (
+    pendingOperation(spec, prev) === undefined &&
+    !spec.syncPolicy.selfHeal &&
+    !prev.failures &&
+    prev.observedGeneration === generation &&
+    prev.observedRevision === revision &&
+    prev.observedObjectHash !== undefined &&
+    (prev.revision === revision ||
+      spec.freeze ||
+      !spec.syncPolicy.automated ||
+      prev.heldRevision === revision ||
+      prev.rolledBackFrom === revision) &&
+    next > now.getTime()
+  );
+}

@@ -1,0 +1,28 @@
+// What every step of one run shares: the App as read at the start, its last status, the ports
+// and the run's clock. A plain value; the steps return what they found.
+import type { App, AppStatus } from "../app/index.ts";
+import { type NamespacedName, nameOf, type ObjectRef } from "../core/index.ts";
+import type { Ports } from "./ports.ts";
+
+export interface RunContext {
+  /** The App as read at the start of the run (its resourceVersion guards the status write). */
+  readonly app: App;
+  /** status as read at the start (empty for a new App). */
+  readonly prev: AppStatus;
+  readonly ports: Ports;
+  /** The run's clock: every time written to status derives from it. */
+  readonly now: Date;
+  /** The App's namespace and name. */
+  readonly ref: NamespacedName;
+  /** "namespace/name", for messages and logs. */
+  readonly id: string;
+  /** status.inventory: what the App owned when the run started. */
+  readonly inventory: readonly ObjectRef[];
+}
+
+/** The context of a run over `app`. */
+export function runContext(app: App, ports: Ports, now: Date): RunContext {
+  const prev = app.status ?? {};
+  const ref = { namespace: app.metadata.namespace, name: app.metadata.name };
+  return { app, prev, ports, now, ref, id: nameOf(ref), inventory: prev.inventory ?? [] };
+}

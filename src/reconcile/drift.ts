@@ -1,0 +1,36 @@
+// Step 9, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
+import type { DriftEntry } from "../app/index.ts";
+import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
+import type { RunEvent } from "../plan/index.ts";
+import { applyStaged } from "./apply.ts";
+import type { RunContext } from "./context.ts";
+import { withLease } from "./lease.ts";
+import type { Desired } from "./source.ts";
+
+/** What the correction did: the refKeys re-applied, and the DriftCorrected Event. */
+export interface Correction {
+  applied: Set<string>;
+  event: RunEvent;
+}
+
+/**
+ * Re-applies the desired form of each drifted object (server-side apply, forced: plumb's
+ * fields return to plumb), under the App's Lease.
+ */
+export async function correctDrift(
+  ctx: RunContext,
+  desired: Desired,
+  drift: readonly DriftEntry[],
+): Promise<Correction> {
+  const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
+  const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
+  const outcome = await withLease(ctx.app, ctx.ports, () => applyStaged(objects, ctx.ports));
+  return {
+    applied: new Set(outcome.applied.keys()),
+    event: {
+      type: "Normal",
+      reason: EventReason.DriftCorrected,
+      message: `re-applied ${drift.map((d) => describeRef(d)).join(", ")}`,
+    },
+  };
+}

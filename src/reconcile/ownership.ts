@@ -1,0 +1,17 @@
+// Exact ownership: which objects other Apps own, from their inventories (one list of Apps).
+import { nameOf, refKey } from "../core/index.ts";
+import type { RunContext } from "./context.ts";
+
+/**
+ * refKey → "namespace/name" of the other App whose status.inventory lists the object. Apps are
+ * told apart by uid, so a re-created App with the same name is another App.
+ */
+export async function claimedByOthers(ctx: RunContext): Promise<Map<string, string>> {
+  const owners = new Map<string, string>();
+  for (const other of await ctx.ports.kube.listApps()) {
+    if (other.metadata.uid === ctx.app.metadata.uid) continue;
+    const id = nameOf(other.metadata);
+    for (const ref of other.status?.inventory ?? []) owners.set(refKey(ref), id);
+  }
+  return owners;
+}

@@ -1,0 +1,70 @@
+// Prune execution, shared by the loop (step 8) and the finalizer: delete what the plan says,
+// keep what could not be deleted.
+import type { AppSpec } from "../app/index.ts";
+import { describeRef, type ObjectRef, refKey } from "../core/index.ts";
+import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
+import type { RunContext } from "./context.ts";
+import { listLive } from "./observe.ts";
+
+export interface PruneOutcome {
+  /** Deleted (or already gone). */
+  deleted: ObjectRef[];
+  /** Deletes that failed, with the API server's message; they stay in the inventory. */
+  failed: Array<{ ref: ObjectRef; message: string }>;
+}
+
+/** Deletes each object of `plan.delete` (background propagation), one at a time. */
+export async function executePrune(ctx: RunContext, plan: PrunePlan): Promise<PruneOutcome> {
+  const out: PruneOutcome = { deleted: [], failed: [] };
+  for (const ref of plan.delete) {
+    try {
+      await ctx.ports.kube.delete(ref);
+      out.deleted.push(ref);
+    } catch (e) {
+      out.failed.push({ ref, message: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return out;
+}
+
+/** "Deployment a/b: message; ..." for a Failure or an operation outcome. */
+export function pruneErrors(outcome: PruneOutcome): string[] {
+  return outcome.failed.map((f) => `${describeRef(f.ref)}: ${f.message}`);
+}
+
+/** What step 8 did to the objects the last inventory has and the desired set lacks. */
+export interface StaleOutcome extends PruneOutcome {
+  skipped: PruneSkip[];
+  /** Stale objects still live and left alone because syncPolicy.prune is false. */
+  unpruned: ObjectRef[];
+}
+
+/**
+ * Prunes what the last inventory has and `desired` lacks (planPrune's rules: never what another
+ * App owns, never what is no longer labelled as ours, never a Namespace, PVC or CRD unless
+ * annotated). With syncPolicy.prune false nothing is deleted and the live ones are reported.
+ * Reads: one list per kind of the stale objects.
+ */
+export async function pruneStale(
+  ctx: RunContext,
+  spec: AppSpec,
+  desired: readonly ObjectRef[],
+  owners: ReadonlyMap<string, string>,
+): Promise<StaleOutcome> {
+  const out: StaleOutcome = { deleted: [], failed: [], skipped: [], unpruned: [] };
+  const candidates = staleRefs(ctx.inventory, desired);
+  if (candidates.length === 0) return out;
+  const live = await listLive(candidates, ctx.ref, ctx.ports);
+  if (!spec.syncPolicy.prune) {
+    out.unpruned = candidates.filter((r) => live.has(refKey(r)));
+    return out;
+  }
+  const plan = planPrune({
+    inventory: candidates,
+    desired,
+    live,
+    claimedByOthers: new Set(owners.keys()),
+    app: ctx.ref,
+  });
+  return { ...(await executePrune(ctx, plan)), skipped: plan.skip, unpruned: [] };
+}

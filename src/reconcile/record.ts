@@ -1,0 +1,71 @@
+// Step 10, record: the one place that writes an App's status. Composes it from what the steps
+// found, writes it (only when it changed, conditional on the resourceVersion read at the
+// start), emits the run's Events and announces transitions.
+import type { HealthStatus, SyncStatus } from "../app/index.ts";
+import {
+  composeStatus,
+  type RunOutcome,
+  type RunRecord,
+  statusChanged,
+  transitions,
+} from "../plan/index.ts";
+import { announce } from "./announce.ts";
+import type { RunContext } from "./context.ts";
+import type { RequestCounts } from "./ports.ts";
+
+/** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
+export interface RunResult {
+  app: string;
+  /** Skipped: a scheduled run found the App not due (see nextReconcileAt). */
+  outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed" | "Skipped";
+  syncStatus?: SyncStatus;
+  healthStatus?: HealthStatus;
+  revision?: string;
+  error?: string;
+  /** For a Skipped App: when it is due. */
+  nextReconcileAt?: string;
+  /** True when the run ended before it could record its outcome in status (retry it). */
+  retryable?: boolean;
+  requests: RequestCounts;
+}
+
+/** A run's line before its request counts are added. */
+export type RunLine = Omit<RunResult, "requests">;
+
+/**
+ * Writes the App's status from `outcome` (composeStatus), if it differs from the last one in
+ * anything but the run's own timestamps or the schedule is due to advance; then emits the
+ * outcome's Events (a failure to emit is logged, never fatal) and announces transitions to
+ * Slack. A status write that conflicts (409: another run wrote first) throws, and the caller
+ * runs again from a fresh read.
+ * @param interval spec.interval (the schedule of the next run)
+ */
+export async function recordRun(
+  ctx: RunContext,
+  interval: string,
+  outcome: RunOutcome,
+): Promise<RunLine> {
+  const { events, driftCorrected, ...found } = outcome;
+  const record: RunRecord = {
+    ...found,
+    now: ctx.now,
+    generation: ctx.app.metadata.generation,
+    interval,
+  };
+  const status = composeStatus(ctx.prev, record);
+  if (statusChanged(ctx.prev, status, ctx.now)) {
+    await ctx.ports.kube.writeStatus(ctx.app, status);
+    for (const event of events) {
+      await ctx.ports.kube
+        .emitEvent(ctx.app, event)
+        .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
+    }
+    await announce(ctx.app, transitions(ctx.prev, status, driftCorrected ?? 0), ctx.ports);
+  }
+  const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
+  if (status.syncStatus) line.syncStatus = status.syncStatus;
+  if (status.healthStatus) line.healthStatus = status.healthStatus;
+  if (status.revision) line.revision = status.revision;
+  if (record.failure) line.error = `${record.failure.reason}: ${record.failure.message}`;
+  return line;
+}

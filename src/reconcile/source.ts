@@ -1,0 +1,156 @@
+// Steps 3 and 5: resolve the source to a revision, and render a revision to the desired set.
+import type { AppSpec } from "../app/index.ts";
+import {
+  err,
+  FailureReason,
+  formatIssues,
+  gvkKey,
+  hashObjects,
+  type Issue,
+  type KubeObject,
+  needsSpecChange,
+  ok,
+  type Result,
+  SourceError,
+} from "../core/index.ts";
+import type { Failure } from "../plan/index.ts";
+import { type ParsedObject, parseManifests, renderImage, renderObjects } from "../render/index.ts";
+import type { RunContext } from "./context.ts";
+import type { SourceAuth } from "./ports.ts";
+
+/** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
+export interface Desired {
+  revision: string;
+  objects: KubeObject[];
+  objectHash: string;
+}
+
+/** What step 3 found: the revision the source names now, and the credentials used. */
+export interface ResolvedSource {
+  revision: string;
+  auth: SourceAuth | undefined;
+}
+
+/**
+ * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
+ * `password`) and resolves the revision: a commit SHA (Git ls-refs) or a digest (tag → digest).
+ * @returns SourceFailed (transient unless the adapter says otherwise) when either fails.
+ */
+export async function resolveSource(
+  ctx: RunContext,
+  spec: AppSpec,
+): Promise<Result<ResolvedSource, Failure>> {
+  try {
+    const auth = await sourceAuth(ctx, spec);
+    return ok({ revision: await resolveRevision(ctx, spec, auth), auth });
+  } catch (e) {
+    return err(sourceFailed(e));
+  }
+}
+
+async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
+  const ref = spec.source.git?.secretRef ?? spec.source.image?.secretRef;
+  if (!ref) return undefined;
+  const data = await ctx.ports.kube.getSecret(ctx.ref.namespace, ref.name);
+  if (!data) {
+    throw new SourceError(
+      `Secret ${ctx.ref.namespace}/${ref.name} (spec.source secretRef) not found`,
+      true,
+    );
+  }
+  const auth: SourceAuth = {};
+  if (data["token"]) auth.token = data["token"];
+  if (data["username"]) auth.username = data["username"];
+  if (data["password"]) auth.password = data["password"];
+  return auth;
+}
+
+async function resolveRevision(
+  ctx: RunContext,
+  spec: AppSpec,
+  auth: SourceAuth | undefined,
+): Promise<string> {
+  if (spec.source.git) return ctx.ports.git.resolve(spec.source.git, auth);
+  if (spec.source.image) {
+    if (!ctx.ports.image) {
+      throw new SourceError("image sources are not configured in this runtime", false);
+    }
+    return ctx.ports.image.resolve(spec.source.image, auth);
+  }
+  throw new SourceError("spec.source has neither git nor image", false);
+}
+
+/**
+ * Fetches and renders `revision`. Discovery tells which kinds are namespaced (one request per
+ * group-version, cached). A fetch problem is SourceFailed; a parse or render problem is
+ * RenderFailed listing the issues (Stalled when one needs a spec change); the caller then
+ * neither applies nor prunes.
+ */
+export async function renderRevision(
+  ctx: RunContext,
+  spec: AppSpec,
+  revision: string,
+  auth: SourceAuth | undefined,
+): Promise<Result<Desired, Failure>> {
+  const { ports, app } = ctx;
+  let parsed: ParsedObject[];
+  try {
+    if (spec.source.git) {
+      const files = await ports.git.fetch(spec.source.git, revision, auth);
+      const result = parseManifests(files);
+      if (!result.ok) return err(renderFailed(result.error));
+      parsed = result.value;
+    } else if (spec.source.image) {
+      parsed = renderImage(app.metadata.name, spec.source.image, revision);
+    } else {
+      return err(
+        renderFailed([{ code: "InvalidSpec", path: "spec.source", message: "no source" }]),
+      );
+    }
+  } catch (e) {
+    return err(sourceFailed(e));
+  }
+  const scopes = new Map<string, boolean>();
+  for (const { object } of parsed) {
+    const key = gvkKey(object.apiVersion, object.kind);
+    if (scopes.has(key)) continue;
+    const info = await ports.kube.resourceFor(object.apiVersion, object.kind);
+    if (info) scopes.set(key, info.namespaced);
+  }
+  const rendered = renderObjects(parsed, {
+    appNamespace: app.metadata.namespace,
+    appName: app.metadata.name,
+    destinationNamespace: spec.destination.namespace ?? app.metadata.namespace,
+    allowedNamespaces: ports.allowedDestinations ?? [],
+    allowedClusterKinds: ports.allowedClusterKinds ?? [],
+    scopes,
+  });
+  if (!rendered.ok) return err(renderFailed(rendered.error));
+  return ok({ revision, objects: rendered.value, objectHash: await hashObjects(rendered.value) });
+}
+
+/** A source error as a Failure; messages never carry credentials (the adapter strips them). */
+function sourceFailed(e: unknown): Failure {
+  if (e instanceof SourceError) {
+    return {
+      reason: FailureReason.SourceFailed,
+      message: e.message,
+      stalled: false,
+      transient: e.transient,
+    };
+  }
+  const message = e instanceof Error ? e.message : String(e);
+  return { reason: FailureReason.SourceFailed, message, stalled: false, transient: true };
+}
+
+/** At most 10 issues in the message; Stalled when one needs a spec change. */
+export function renderFailed(issues: readonly Issue[]): Failure {
+  const shown = formatIssues(issues.slice(0, 10));
+  const more = issues.length > 10 ? `; and ${issues.length - 10} more` : "";
+  return {
+    reason: FailureReason.RenderFailed,
+    message: shown + more,
+    stalled: needsSpecChange(issues),
+    transient: false,
+  };
+}
