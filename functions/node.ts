@@ -1,5 +1,7 @@
 // Node server: the Hono app on @hono/node-server; triggers reconcile in this process.
+
 import { serve as honoServe } from "@hono/node-server";
+import { nameOf } from "../src/core/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { reconcileMany } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
@@ -21,7 +23,7 @@ export async function serve(
   const again = new Set<string>();
   const log = (entry: Record<string, unknown>) => console.error(JSON.stringify(entry));
   const reconcile = async (key: { namespace: string; name: string }): Promise<void> => {
-    const id = `${key.namespace}/${key.name}`;
+    const id = nameOf(key);
     if (running.has(id)) {
       again.add(id);
       return;
@@ -48,7 +50,7 @@ export async function serve(
     now: () => new Date(),
     log,
     async trigger(apps, reason) {
-      log({ msg: "trigger", reason, apps: apps.map((a) => `${a.namespace}/${a.name}`) });
+      log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       for (const a of apps)
         void reconcile(a).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
     },

@@ -274,8 +274,18 @@ export const AppStatus = z
     syncStatus: z.enum(SYNC_STATUSES).optional(),
     healthStatus: z.enum(HEALTH_STATUSES).optional(),
     healthReason: z.string().optional(),
-    revision: z.string().optional().describe("Revision last applied."),
-    observedRevision: z.string().optional().describe("Revision the source resolved to last run."),
+    revision: z
+      .string()
+      .optional()
+      .describe(
+        "Revision last applied: a commit SHA or an image digest (Flux: status.lastAppliedRevision).",
+      ),
+    observedRevision: z
+      .string()
+      .optional()
+      .describe(
+        "Revision the source named at the last run, applied or not (Flux: status.lastAttemptedRevision).",
+      ),
     heldRevision: z.string().optional().describe("Revision waiting for approval."),
     heldObjectHash: z.string().optional(),
     rolledBackFrom: z

@@ -1,6 +1,9 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
+
 import type { App, Operation } from "../app/index.ts";
+import { nameOf } from "../core/index.ts";
+import { operationFinished } from "../plan/index.ts";
 
 function record(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null && !Array.isArray(v)
@@ -26,17 +29,17 @@ export function isFrozen(app: App): boolean {
  * The operation in spec.operation that has not finished yet: present, and status.operationState
  * is not about it or says it is still Running. Undefined when none is pending.
  */
-export function pendingOperation(app: App): Partial<Operation> | undefined {
+export function requestedOperation(app: App): Partial<Operation> | undefined {
   const op = record(record(app.spec)?.["operation"]);
   if (!op) return undefined;
-  const state = app.status?.operationState;
-  if (state && state.id === op["id"] && state.phase !== "Running") return undefined;
-  return op as Partial<Operation>;
+  return operationFinished(app.status?.operationState, op["id"])
+    ? undefined
+    : (op as Partial<Operation>);
 }
 
 /** "namespace/name". */
 export function keyOf(app: App): string {
-  return `${app.metadata.namespace}/${app.metadata.name}`;
+  return nameOf(app.metadata);
 }
 
 /**

@@ -1,5 +1,7 @@
 // Announce transitions: Slack messages for the events the App subscribed to.
+
 import { type App, Notifications } from "../app/index.ts";
+import { EventReason, nameOf } from "../core/index.ts";
 import type { Transition } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 
@@ -23,7 +25,7 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
   if (!slack || !secretName || !notify || list.length === 0) return;
   const wanted = list.filter((t) => slack.on.includes(t.event));
   if (wanted.length === 0) return;
-  const id = `${app.metadata.namespace}/${app.metadata.name}`;
+  const id = nameOf(app.metadata);
   const secret = `${app.metadata.namespace}/${secretName}`;
   const key = slack.secretRef.key;
 
@@ -60,7 +62,11 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
   const message = `Slack: ${problem}`;
   ports.log?.({ app: id, msg: message });
   try {
-    await ports.kube.emitEvent(app, { type: "Warning", reason: "NotificationFailed", message });
+    await ports.kube.emitEvent(app, {
+      type: "Warning",
+      reason: EventReason.NotificationFailed,
+      message,
+    });
   } catch {
     // An Event is best effort: the log line above already says what went wrong.
   }

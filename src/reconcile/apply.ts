@@ -9,7 +9,7 @@ import {
   refOf,
 } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
-import type { Ports } from "./ports.ts";
+import type { ClusterPort } from "./ports.ts";
 
 export interface ApplyOutcome {
   /** Objects as the API server stored them (for health), by refKey. */
@@ -42,7 +42,7 @@ export async function applyDesired(
     }
     return owner === undefined;
   });
-  const outcome = await applyStaged(mine, ctx.ports);
+  const outcome = await applyStaged(mine, ctx.cluster, ctx.ports.sleep);
   for (const [key, message] of contested) outcome.failed.set(key, message);
   return outcome;
 }
@@ -55,29 +55,30 @@ const CRD_WAIT_MS = 30_000;
  */
 export async function applyStaged(
   objects: readonly KubeObject[],
-  ports: Ports,
+  cluster: ClusterPort,
+  sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = { applied: new Map(), failed: new Map() };
   const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));
-  await applyAll(first, ports, out);
+  await applyAll(first, cluster, out);
   const crds = first.filter(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
-  if (crds.length > 0) await waitEstablished(crds, ports, out);
-  await applyAll(rest, ports, out);
+  if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
+  await applyAll(rest, cluster, out);
   return out;
 }
 
 async function applyAll(
   objects: readonly KubeObject[],
-  ports: Ports,
+  cluster: ClusterPort,
   out: ApplyOutcome,
 ): Promise<void> {
   for (const obj of objects) {
     const key = refKey(refOf(obj));
     try {
-      out.applied.set(key, await ports.kube.apply(obj));
+      out.applied.set(key, await cluster.apply(obj));
     } catch (err) {
       out.failed.set(key, err instanceof Error ? err.message : String(err));
     }
@@ -86,17 +87,17 @@ async function applyAll(
 
 async function waitEstablished(
   crds: readonly KubeObject[],
-  ports: Ports,
+  cluster: ClusterPort,
+  sleep: (ms: number) => Promise<void>,
   out: ApplyOutcome,
 ): Promise<void> {
-  const sleep = ports.sleep ?? ((ms: number) => new Promise((r) => setTimeout(r, ms)));
   for (let waited = 0; ; waited += 500) {
     const pending: KubeObject[] = [];
     for (const crd of crds) {
       const key = refKey(refOf(crd));
       const live = out.applied.get(key);
       if (live && isEstablished(live)) continue;
-      const fresh = await ports.kube.get(refOf(crd));
+      const fresh = await cluster.get(refOf(crd));
       if (fresh) out.applied.set(key, fresh);
       if (!fresh || !isEstablished(fresh)) pending.push(crd);
     }
@@ -131,7 +132,7 @@ const RESTARTABLE = new Set(["apps/Deployment", "apps/StatefulSet", "apps/Daemon
  */
 export async function restartWorkloads(
   inventory: readonly ObjectRef[],
-  ports: Ports,
+  cluster: ClusterPort,
   now: Date,
 ): Promise<{ restarted: ObjectRef[]; failed: Map<string, string> }> {
   const restarted: ObjectRef[] = [];
@@ -148,7 +149,7 @@ export async function restartWorkloads(
       },
     };
     try {
-      await ports.kube.apply(patch, { fieldManager: "plumb-restart" });
+      await cluster.apply(patch, { fieldManager: "plumb-restart" });
       restarted.push(ref);
     } catch (err) {
       failed.set(refKey(ref), err instanceof Error ? err.message : String(err));

@@ -2,7 +2,7 @@
 // and the run's clock. A plain value; the steps return what they found.
 import type { App, AppStatus } from "../app/index.ts";
 import { type NamespacedName, nameOf, type ObjectRef } from "../core/index.ts";
-import type { Ports } from "./ports.ts";
+import type { ClusterPort, Ports } from "./ports.ts";
 
 export interface RunContext {
   /** The App as read at the start of the run (its resourceVersion guards the status write). */
@@ -18,11 +18,22 @@ export interface RunContext {
   readonly id: string;
   /** status.inventory: what the App owned when the run started. */
   readonly inventory: readonly ObjectRef[];
+  /** The cluster the App's objects go to (today the one the App lives in: ports.kube). */
+  readonly cluster: ClusterPort;
 }
 
 /** The context of a run over `app`. */
 export function runContext(app: App, ports: Ports, now: Date): RunContext {
   const prev = app.status ?? {};
   const ref = { namespace: app.metadata.namespace, name: app.metadata.name };
-  return { app, prev, ports, now, ref, id: nameOf(ref), inventory: prev.inventory ?? [] };
+  return {
+    app,
+    prev,
+    ports,
+    now,
+    ref,
+    id: nameOf(ref),
+    inventory: prev.inventory ?? [],
+    cluster: ports.kube,
+  };
 }

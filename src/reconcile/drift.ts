@@ -24,7 +24,9 @@ export async function correctDrift(
 ): Promise<Correction> {
   const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
-  const outcome = await withLease(ctx.app, ctx.ports, () => applyStaged(objects, ctx.ports));
+  const outcome = await withLease(ctx.app, ctx.ports, () =>
+    applyStaged(objects, ctx.cluster, ctx.ports.sleep),
+  );
   return {
     applied: new Set(outcome.applied.keys()),
     event: {

@@ -42,7 +42,7 @@ export async function failedOutcome(
   if (ctx.inventory.length > 0 && failure.reason !== FailureReason.InvalidSpec) {
     const health = assessSet(
       ctx.inventory,
-      await listLive(ctx.inventory, ctx.ref, ctx.ports),
+      await listLive(ctx.inventory, ctx.ref, ctx.cluster),
       ctx.now,
     );
     out.health = { status: health.status, reason: health.reason };

@@ -23,7 +23,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const prune = spec.ok ? spec.value.syncPolicy.prune : true;
   const inventory = prune ? ctx.inventory : [];
   if (inventory.length > 0) {
-    const live = await listLive(inventory, ctx.ref, ctx.ports);
+    const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
     const plan = planPrune({
       inventory,

@@ -1,5 +1,7 @@
 // The per-App Lease: two overlapping runs never interleave their applies.
+
 import type { App } from "../app/index.ts";
+import { nameOf } from "../core/index.ts";
 import type { Ports } from "./ports.ts";
 
 /** Seconds a Lease is held before another run may take it over (a crashed run's lease expires). */
@@ -10,7 +12,7 @@ const POLL_MS = 500;
 /** Thrown when another run held the Lease for the whole wait; the caller re-runs from the start. */
 export class LeaseBusyError extends Error {
   constructor(app: App) {
-    super(`another run holds the lease of App ${app.metadata.namespace}/${app.metadata.name}`);
+    super(`another run holds the lease of App ${nameOf(app.metadata)}`);
     this.name = "LeaseBusyError";
   }
 }

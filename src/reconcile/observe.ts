@@ -12,7 +12,7 @@ import {
 import { assessSet, type SetHealth } from "../health/index.ts";
 import { type Comparison, compareDesired, dedupeRefs } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
-import type { Ports } from "./ports.ts";
+import type { ClusterPort } from "./ports.ts";
 import type { Desired } from "./source.ts";
 
 /** Label selector for the objects of App namespace/name. */
@@ -28,7 +28,7 @@ export function appSelector(namespace: string, name: string): string {
 export async function listLive(
   refs: readonly ObjectRef[],
   app: NamespacedName,
-  ports: Ports,
+  cluster: ClusterPort,
 ): Promise<Map<string, KubeObject>> {
   const byKind = new Map<string, ObjectRef[]>();
   for (const ref of refs) {
@@ -40,7 +40,7 @@ export async function listLive(
     const first = group[0]!;
     const namespaces = new Set(group.map((r) => r.namespace ?? ""));
     const ns = namespaces.size === 1 && first.namespace ? first.namespace : undefined;
-    const items = await ports.kube.list(
+    const items = await cluster.list(
       first.apiVersion,
       first.kind,
       appSelector(app.namespace, app.name),
@@ -77,7 +77,7 @@ export async function observe(
   held = false,
 ): Promise<Observation> {
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
-  const live = await listLive(refs, ctx.ref, ctx.ports);
+  const live = await listLive(refs, ctx.ref, ctx.cluster);
   const health = assessSet(ctx.inventory, live, ctx.now);
   const comparison = compareDesired({
     inventory: ctx.inventory,

@@ -14,20 +14,11 @@ export interface ResourceInfo {
 export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
 export type RequestCounts = Record<Verb, number>;
 
-/** The Kubernetes API as the loop needs it. Every method may throw KubeApiError. */
-export interface KubePort {
-  /** The App, or undefined when it does not exist (404). */
-  getApp(namespace: string, name: string): Promise<App | undefined>;
-  /** Apps in `namespace`, or in all namespaces when undefined. */
-  listApps(namespace?: string): Promise<App[]>;
-  /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
-  setFinalizers(app: App, finalizers: string[]): Promise<App>;
-  /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
-  writeStatus(app: App, status: AppStatus): Promise<App>;
-  /** Writes spec.operation (used by the HTTP API). */
-  setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
-  /** A Secret's data, base64-decoded, or undefined when absent. */
-  getSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+/**
+ * The cluster an App's objects go to (its destination): discovery, server-side apply, reads
+ * and deletes. Every method may throw KubeApiError.
+ */
+export interface ClusterPort {
   /** Discovery: the resource for apiVersion+kind, or undefined when the API server has no such kind. */
   resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo | undefined>;
   /** Server-side apply (field manager plumb unless given, force). Returns the object the server stored. */
@@ -46,6 +37,26 @@ export interface KubePort {
   ): Promise<KubeObject[]>;
   /** Deletes with background propagation. "gone" when it was already absent. */
   delete(ref: ObjectRef): Promise<"deleted" | "gone">;
+}
+
+/**
+ * The cluster an App lives in, as the loop needs it: the App, its status, Events, Lease and
+ * Secrets — and, as a ClusterPort, the objects of Apps whose destination is this cluster.
+ * Every method may throw KubeApiError.
+ */
+export interface KubePort extends ClusterPort {
+  /** The App, or undefined when it does not exist (404). */
+  getApp(namespace: string, name: string): Promise<App | undefined>;
+  /** Apps in `namespace`, or in all namespaces when undefined. */
+  listApps(namespace?: string): Promise<App[]>;
+  /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
+  setFinalizers(app: App, finalizers: string[]): Promise<App>;
+  /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
+  writeStatus(app: App, status: AppStatus): Promise<App>;
+  /** Writes spec.operation (used by the HTTP API). */
+  setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
+  /** A Secret's data, base64-decoded, or undefined when absent. */
+  getSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** Emits a core/v1 Event whose involvedObject is the App. */
   emitEvent(
     app: App,

@@ -18,7 +18,7 @@ export async function executePrune(ctx: RunContext, plan: PrunePlan): Promise<Pr
   const out: PruneOutcome = { deleted: [], failed: [] };
   for (const ref of plan.delete) {
     try {
-      await ctx.ports.kube.delete(ref);
+      await ctx.cluster.delete(ref);
       out.deleted.push(ref);
     } catch (e) {
       out.failed.push({ ref, message: e instanceof Error ? e.message : String(e) });
@@ -54,7 +54,7 @@ export async function pruneStale(
   const out: StaleOutcome = { deleted: [], failed: [], skipped: [], unpruned: [] };
   const candidates = staleRefs(ctx.inventory, desired);
   if (candidates.length === 0) return out;
-  const live = await listLive(candidates, ctx.ref, ctx.ports);
+  const live = await listLive(candidates, ctx.ref, ctx.cluster);
   if (!spec.syncPolicy.prune) {
     out.unpruned = candidates.filter((r) => live.has(refKey(r)));
     return out;

@@ -290,7 +290,7 @@ async function restart(
   ctx: RunContext,
   decision: Extract<Decision, { action: "restart" }>,
 ): Promise<RunOutcome> {
-  const { restarted, failed } = await restartWorkloads(ctx.inventory, ctx.ports, ctx.now);
+  const { restarted, failed } = await restartWorkloads(ctx.inventory, ctx.cluster, ctx.now);
   const message =
     failed.size > 0
       ? [...failed.values()].join("; ")

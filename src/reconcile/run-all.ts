@@ -1,5 +1,7 @@
 // Scheduled runs: list the Apps, pick the due ones, reconcile them.
+
 import type { App } from "../app/index.ts";
+import { nameOf } from "../core/index.ts";
 import { isDue } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 import { reconcileApp } from "./reconcile.ts";
@@ -23,7 +25,7 @@ export async function dueApps(
  */
 export function skippedResult(app: App): RunResult {
   const r: RunResult = {
-    app: `${app.metadata.namespace}/${app.metadata.name}`,
+    app: nameOf(app.metadata),
     outcome: "Skipped",
     requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },
   };
@@ -55,7 +57,7 @@ export async function reconcileMany(
       // A port per run keeps each App's request counts its own.
       const r = await reconcileApp(ref, typeof ports === "function" ? ports() : ports, now()).catch(
         (err): RunResult => ({
-          app: `${ref.namespace}/${ref.name}`,
+          app: nameOf(ref),
           outcome: "Failed",
           error: err instanceof Error ? err.message : String(err),
           requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },

@@ -114,7 +114,7 @@ export async function renderRevision(
   for (const { object } of parsed) {
     const key = gvkKey(object.apiVersion, object.kind);
     if (scopes.has(key)) continue;
-    const info = await ports.kube.resourceFor(object.apiVersion, object.kind);
+    const info = await ctx.cluster.resourceFor(object.apiVersion, object.kind);
     if (info) scopes.set(key, info.namespaced);
   }
   const rendered = renderObjects(parsed, {

@@ -10,6 +10,7 @@ import {
   type TestRepo,
 } from "../support/git-server.ts";
 import { githubHeaders, githubPush, sendGithubPush } from "../support/github.ts";
+import { pushAppliesCommit } from "./cases/push.case.ts";
 import {
   createApp,
   createNamespace,
@@ -73,21 +74,16 @@ afterAll(async () => {
 
 describe("plumb serve", () => {
   it("a signed GitHub push makes the matching App apply the new commit", async () => {
-    const file = "guestbook-ui-deployment.yaml";
-    const sha = await repo.commit({
-      [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v7"),
+    await pushAppliesCommit({
+      base,
+      secret: SECRET,
+      repo,
+      namespace: "hooked",
+      name: "app",
+      tag: "v7",
+      timeoutMs: 30_000,
+      diagnostics: () => output.slice(-6000),
     });
-    const res = await sendGithubPush(base, SECRET, repo.url, sha);
-    expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ apps: ["hooked/app"], revision: sha });
-    await waitFor(
-      "new image live",
-      async () =>
-        (await deploymentImage("hooked", "guestbook-ui")) ===
-        "gcr.io/google-samples/gb-frontend:v7",
-      30_000,
-    );
-    expect((await getApp("hooked", "app")).status?.revision).toBe(sha);
   });
 
   it("a delivery with one flipped byte is refused with 401 and reconciles nothing", async () => {

@@ -10,18 +10,10 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
-import { sendGithubPush } from "../support/github.ts";
 import type { KubeProxy } from "../support/kube-proxy.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
-import {
-  createApp,
-  createNamespace,
-  deploymentImage,
-  getApp,
-  kubeconfig,
-  realPorts,
-  waitFor,
-} from "./support.ts";
+import { pushAppliesCommit } from "./cases/push.case.ts";
+import { createApp, createNamespace, getApp, kubeconfig, realPorts, waitFor } from "./support.ts";
 
 const SECRET = "worker-webhook-secret";
 
@@ -54,23 +46,16 @@ afterAll(async () => {
 describe("plumb in workerd", () => {
   it("a signed push makes the App apply the new commit", async () => {
     await reconcileApp({ namespace: "worker", name: "pushed" }, realPorts(), new Date());
-    const file = "guestbook-ui-deployment.yaml";
-    const sha = await repo.commit({
-      [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8"),
+    await pushAppliesCommit({
+      base,
+      secret: SECRET,
+      repo,
+      namespace: "worker",
+      name: "pushed",
+      tag: "v8",
+      timeoutMs: 60_000,
+      diagnostics: () => workerd.output().slice(-6000),
     });
-    const res = await sendGithubPush(base, SECRET, repo.url, sha);
-    expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ apps: ["worker/pushed"], revision: sha });
-    await waitFor(
-      "new image live",
-      async () =>
-        (await deploymentImage("worker", "guestbook-ui")) ===
-        "gcr.io/google-samples/gb-frontend:v8",
-      60_000,
-    ).catch((err) => {
-      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
-    });
-    expect((await getApp("worker", "pushed")).status?.revision).toBe(sha);
   });
 
   it("the scheduled handler reconciles exactly the due Apps through the queue, retrying a failed message", async () => {

@@ -1,9 +1,11 @@
 // /api/v1: App status and operations, under bearer-token auth.
+
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { App, Operation } from "../../app/index.ts";
 import { toIssues } from "../../app/index.ts";
-import { isFrozen, keyOf, pendingOperation, summarize } from "../appview.ts";
+import { EventReason } from "../../core/index.ts";
+import { isFrozen, keyOf, requestedOperation, summarize } from "../appview.ts";
 import { bearerAuth, mayUse, requireNamespace } from "../auth.ts";
 import { HttpError } from "../errors.ts";
 import type { HttpDeps, HttpEnv } from "../types.ts";
@@ -68,7 +70,7 @@ async function appFor(c: Context<HttpEnv>, deps: HttpDeps): Promise<App> {
 /** 409 when the App is frozen or an earlier operation is still pending. */
 function assertOperable(app: App): void {
   if (isFrozen(app)) throw new HttpError(409, FROZEN);
-  const pending = pendingOperation(app);
+  const pending = requestedOperation(app);
   if (pending) {
     throw new HttpError(
       409,
@@ -88,7 +90,11 @@ async function request(deps: HttpDeps, app: App, op: Operation, message: string)
   await deps.apps.setOperation(app, { ...op });
   const key = { namespace: app.metadata.namespace, name: app.metadata.name };
   try {
-    await deps.apps.emitEvent(app, { type: "Normal", reason: "OperationRequested", message });
+    await deps.apps.emitEvent(app, {
+      type: "Normal",
+      reason: EventReason.OperationRequested,
+      message,
+    });
   } catch (err) {
     deps.log?.({ msg: "emitting event failed", app: keyOf(app), error: String(err) });
   }

@@ -3,13 +3,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../../src/app/index.ts";
-import { KubeApiError } from "../../src/core/index.ts";
-import { createSlackNotifier } from "../../src/notify/index.ts";
-import type { Transition } from "../../src/plan/index.ts";
-import { announce } from "../../src/reconcile/announce.ts";
-import type { NotifyPort, Ports } from "../../src/reconcile/index.ts";
-import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
+import { addApp, createFakeKube, type FakeKube } from "../../test/support/fake-kube.ts";
+import type { App } from "../app/index.ts";
+import { KubeApiError } from "../core/index.ts";
+import { createSlackNotifier } from "../notify/index.ts";
+import type { Transition } from "../plan/index.ts";
+import { announce } from "./announce.ts";
+import type { NotifyPort, Ports } from "./index.ts";
 
 const WEBHOOK = "https://hooks.slack.example/services/T000/B000/XXXXsecretXXXX";
 const SYNCED: Transition[] = [{ event: "Synced", message: "applied revision abc1234" }];

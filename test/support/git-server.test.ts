@@ -4,12 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  fixtureFiles,
-  type GitServer,
-  REAL_FIXTURES,
-  startGitServer,
-} from "../support/git-server.ts";
+import { fixtureFiles, type GitServer, REAL_FIXTURES, startGitServer } from "./git-server.ts";
 
 const run = promisify(execFile);
 const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1" };

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { SourceFile } from "../../src/core/index.ts";
-import { KubeApiError } from "../../src/core/index.ts";
-import type { GitPort, Ports } from "../../src/reconcile/index.ts";
-import { reconcileApp } from "../../src/reconcile/index.ts";
-import { addApp, createFakeKube, type FakeKube } from "../support/fake-kube.ts";
+import { addApp, createFakeKube, type FakeKube } from "../../test/support/fake-kube.ts";
+import type { SourceFile } from "../core/index.ts";
+import { KubeApiError } from "../core/index.ts";
+import type { GitPort, Ports } from "./index.ts";
+import { reconcileApp } from "./index.ts";
 
 const DEPLOY = (image: string) => `apiVersion: apps/v1
 kind: Deployment

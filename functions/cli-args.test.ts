@@ -12,7 +12,7 @@ import {
   parseCliArgs,
   SERVICE_ACCOUNT_TOKEN,
   singleResult,
-} from "../../functions/cli-args.ts";
+} from "./cli-args.ts";
 
 const usage = (error: string) => ({ kind: "usage", error });
 
@@ -165,7 +165,7 @@ describe("singleResult", () => {
 });
 
 describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
-  const cli = resolve(import.meta.dirname, "../../functions/cli.ts");
+  const cli = resolve(import.meta.dirname, "cli.ts");
   let home: string;
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), "plumb-cli-"));
