@@ -1,0 +1,276 @@
+import { describe, expect, it } from "vitest";
+import { AppSpec, type AppStatus, type Operation } from "../app/index.ts";
+import { type Decision, decide, outOfSync, refuseEmptyRender, type SourceHead } from "./gates.ts";
+
+const R1 = "1".repeat(40);
+const R2 = "2".repeat(40);
+const R3 = "3".repeat(40);
+const head: SourceHead = { revision: R3, objectHash: "h3" };
+
+/** A defaulted spec (automated on, as the schema defaults it) with overrides. */
+function spec(over: Record<string, unknown> = {}): AppSpec {
+  return AppSpec.parse({ source: { git: { url: "https://git.example/o/r.git" } }, ...over });
+}
+const policy = (p: Record<string, boolean>) => spec({ syncPolicy: p });
+const op = (type: Operation["type"], revision?: string): Operation =>
+  revision === undefined ? { id: "op-1", type } : { id: "op-1", type, revision };
+const withOp = (o: Operation, over: Record<string, unknown> = {}) =>
+  spec({ operation: o, ...over });
+
+/** R2 applied, R1 before it; the source now names R3. */
+const applied: AppStatus = {
+  revision: R2,
+  objectHash: "h2",
+  previousRevisions: [{ revision: R1, objectHash: "h1", deployedAt: "2026-11-01T00:00:00Z" }],
+};
+const upToDate: AppStatus = { ...applied, revision: R3, objectHash: "h3" };
+
+describe("decide", () => {
+  const refused = (o: Operation, message: string): Decision => ({
+    action: "none",
+    reason: "OperationRefused",
+    operation: o,
+    message,
+  });
+  const frozenMessage = "App is frozen: operations are refused while spec.freeze is true";
+
+  it.each<[string, AppSpec, AppStatus, Decision]>([
+    [
+      "freeze without an operation applies nothing",
+      spec({ freeze: true }),
+      applied,
+      { action: "none", reason: "Frozen" },
+    ],
+    [
+      "freeze refuses a pending operation",
+      withOp(op("Sync"), { freeze: true }),
+      applied,
+      refused(op("Sync"), frozenMessage),
+    ],
+    [
+      "freeze refuses even a Rollback to a known revision",
+      withOp(op("Rollback", R1), { freeze: true }),
+      applied,
+      refused(op("Rollback", R1), frozenMessage),
+    ],
+    [
+      "freeze with an operation already consumed is just Frozen",
+      withOp(op("Sync"), { freeze: true }),
+      { ...applied, operationState: { id: "op-1", type: "Sync", phase: "Succeeded" } },
+      { action: "none", reason: "Frozen" },
+    ],
+    [
+      "Sync applies the source's revision",
+      withOp(op("Sync")),
+      applied,
+      { action: "apply", revision: R3, reason: "Sync", operation: op("Sync") },
+    ],
+    [
+      "Sync applies even when up to date and automated is off",
+      withOp(op("Sync"), { syncPolicy: { automated: false } }),
+      upToDate,
+      { action: "apply", revision: R3, reason: "Sync", operation: op("Sync") },
+    ],
+    [
+      "Sync bypasses requiresApproval",
+      withOp(op("Sync"), { syncPolicy: { requiresApproval: true } }),
+      applied,
+      { action: "apply", revision: R3, reason: "Sync", operation: op("Sync") },
+    ],
+    [
+      "Deploy applies the source's revision",
+      withOp(op("Deploy")),
+      applied,
+      { action: "apply", revision: R3, reason: "Deploy", operation: op("Deploy") },
+    ],
+    [
+      "Restart restarts",
+      withOp(op("Restart")),
+      applied,
+      { action: "restart", reason: "Restart", operation: op("Restart") },
+    ],
+    [
+      "a Running operation with the same id is still pending",
+      withOp(op("Restart")),
+      { ...applied, operationState: { id: "op-1", type: "Restart", phase: "Running" } },
+      { action: "restart", reason: "Restart", operation: op("Restart") },
+    ],
+    [
+      "a finished operation id is not run again: the gates decide",
+      withOp(op("Restart")),
+      { ...applied, operationState: { id: "op-1", type: "Restart", phase: "Failed" } },
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "a new operation id runs although an older one finished",
+      withOp(op("Restart")),
+      { ...applied, operationState: { id: "op-0", type: "Restart", phase: "Succeeded" } },
+      { action: "restart", reason: "Restart", operation: op("Restart") },
+    ],
+    [
+      "Approve with nothing held is refused",
+      withOp(op("Approve")),
+      applied,
+      refused(op("Approve"), "nothing is held for approval"),
+    ],
+    [
+      "Approve naming another revision than the held one is stale",
+      withOp(op("Approve", R2)),
+      { ...applied, heldRevision: R3, heldObjectHash: "h3" },
+      refused(op("Approve", R2), `stale approval: ${R2} is not the held revision ${R3}`),
+    ],
+    [
+      "Approve naming the held revision applies it",
+      withOp(op("Approve", R3)),
+      { ...applied, heldRevision: R3, heldObjectHash: "h3" },
+      { action: "apply", revision: R3, reason: "Approved", operation: op("Approve", R3) },
+    ],
+    [
+      "Approve without a revision applies the held one, not the source's newer head",
+      withOp(op("Approve")),
+      { ...applied, heldRevision: R1, heldObjectHash: "h1" },
+      { action: "apply", revision: R1, reason: "Approved", operation: op("Approve") },
+    ],
+    [
+      "Rollback without a revision goes to the newest previous revision",
+      withOp(op("Rollback")),
+      applied,
+      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback") },
+    ],
+    [
+      "Rollback to a revision in previousRevisions",
+      withOp(op("Rollback", R1)),
+      {
+        ...applied,
+        previousRevisions: [
+          { revision: R3, deployedAt: "2026-11-02T00:00:00Z" },
+          { revision: R1, deployedAt: "2026-11-01T00:00:00Z" },
+        ],
+      },
+      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback", R1) },
+    ],
+    [
+      "Rollback to the applied revision re-applies it",
+      withOp(op("Rollback", R2)),
+      applied,
+      { action: "apply", revision: R2, reason: "Rollback", operation: op("Rollback", R2) },
+    ],
+    [
+      "Rollback without a revision and without history is refused",
+      withOp(op("Rollback")),
+      { revision: R2, objectHash: "h2" },
+      refused(op("Rollback"), "no previous revision to roll back to"),
+    ],
+    [
+      "Rollback to an unknown revision is refused",
+      withOp(op("Rollback", R3)),
+      applied,
+      refused(op("Rollback", R3), `revision ${R3} is not in status.previousRevisions`),
+    ],
+    [
+      "requiresApproval holds a revision not yet applied",
+      policy({ requiresApproval: true }),
+      applied,
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
+      "requiresApproval holds a changed render of the applied revision",
+      policy({ requiresApproval: true }),
+      { ...upToDate, objectHash: "h-old" },
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
+      "requiresApproval awaits when that revision and render are already held",
+      policy({ requiresApproval: true }),
+      { ...applied, heldRevision: R3, heldObjectHash: "h3" },
+      { action: "none", reason: "AwaitingApproval" },
+    ],
+    [
+      "requiresApproval holds again when the held revision renders differently now",
+      policy({ requiresApproval: true }),
+      { ...applied, heldRevision: R3, heldObjectHash: "h-old" },
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
+      "requiresApproval with nothing new is up to date",
+      policy({ requiresApproval: true }),
+      upToDate,
+      { action: "none", reason: "UpToDate" },
+    ],
+    [
+      "automated applies a new revision",
+      spec(),
+      applied,
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "automated applies a changed render of the same revision",
+      spec(),
+      { ...upToDate, objectHash: "h-old" },
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "automated applies the first revision of a new App",
+      spec(),
+      {},
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "automated does not re-apply the revision a Rollback moved away from",
+      spec(),
+      { ...applied, rolledBackFrom: R3 },
+      { action: "none", reason: "RolledBack" },
+    ],
+    [
+      "automated applies a revision newer than the one rolled back from",
+      spec(),
+      { ...applied, rolledBackFrom: R1 },
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "without automated a new revision waits for a manual sync",
+      policy({ automated: false }),
+      applied,
+      { action: "none", reason: "ManualSync" },
+    ],
+    ["automated and up to date", spec(), upToDate, { action: "none", reason: "UpToDate" }],
+    [
+      "manual and up to date",
+      policy({ automated: false }),
+      upToDate,
+      { action: "none", reason: "UpToDate" },
+    ],
+  ])("%s", (_name, s, status, expected) => {
+    expect(decide(s, status, head)).toEqual(expected);
+  });
+});
+
+describe("outOfSync", () => {
+  it.each<[string, AppStatus, boolean]>([
+    ["same revision and render", { revision: R3, objectHash: "h3" }, false],
+    ["another revision", { revision: R2, objectHash: "h3" }, true],
+    ["same revision, another render", { revision: R3, objectHash: "h2" }, true],
+    ["a partial apply (no objectHash) is out of sync", { revision: R3 }, true],
+    ["never applied", {}, true],
+  ])("%s", (_name, status, expected) => {
+    expect(outOfSync(status, head)).toBe(expected);
+  });
+});
+
+describe("refuseEmptyRender", () => {
+  it.each<[string, AppSpec, number, number]>([
+    ["a render with objects proceeds", spec(), 3, 5],
+    ["an empty render of an App that owns nothing proceeds", spec(), 0, 0],
+    ["allowEmpty lets an empty render prune everything", policy({ allowEmpty: true }), 0, 5],
+  ])("%s", (_name, s, rendered, owned) => {
+    expect(refuseEmptyRender(s, rendered, owned, R3)).toBeUndefined();
+  });
+
+  it("refuses an empty render while the App owns objects: RenderFailed, not Stalled", () => {
+    expect(refuseEmptyRender(spec(), 0, 2, R3)).toEqual({
+      reason: "RenderFailed",
+      message: `revision ${R3} renders no objects; refusing to prune all 2 (set spec.syncPolicy.allowEmpty to allow it)`,
+      stalled: false,
+    });
+  });
+});
