@@ -190,11 +190,14 @@ function readyMessage(run: RunRecord): string {
       return `revision ${rev} is applied and ${run.health.status.toLowerCase()}`;
     case "Held":
       return `revision ${run.held?.revision ?? rev} is held for approval`;
-    case "OutOfSync":
+    case "OutOfSync": {
+      // What is not applied is the source's revision (a Rollback applied an older one).
+      const head = run.observedRevision ?? rev;
       if (run.drift && run.drift.length > 0) {
-        return `${run.drift.length} object(s) drifted from revision ${rev}: see status.drift`;
+        return `${run.drift.length} object(s) drifted from revision ${head}: see status.drift`;
       }
-      return `revision ${rev} is not applied${run.health.reason ? `; ${run.health.reason}` : ""}`;
+      return `revision ${head} is not applied${run.health.reason ? `; ${run.health.reason}` : ""}`;
+    }
     default:
       return run.health.reason;
   }
