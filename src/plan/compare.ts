@@ -29,7 +29,8 @@ export interface Comparison {
 
 /**
  * Compares each object of the inventory and the desired set with its live state:
- * - not rendered (fast path): the previous line's status, with fresh health;
+ * - not rendered (fast path): the last comparison stands — each line's status, and its message
+ *   unless Synced, with fresh health; previews of objects not yet created stay as they were;
  * - owned but no longer desired: OutOfSync, "not in the source" ("will be pruned" when held);
  * - desired but not live: OutOfSync Missing, "will be created" — or "deleted", and drift
  *   `(object)` exists → deleted, when it was owned (someone deleted it; selfHeal recreates it);
@@ -48,7 +49,9 @@ export function compareDesired(input: CompareInput): Comparison {
     const health = input.health.get(key);
     if (!input.desired) {
       const previous = input.previous.find((r) => refKey(r) === key);
-      resources.push(resourceStatus(ref, previous?.status ?? "Synced", health));
+      const status = previous?.status ?? "Synced";
+      const message = status === "Synced" ? undefined : previous?.message;
+      resources.push(resourceStatus(ref, status, health, message));
       continue;
     }
     const want = desiredByKey.get(key);
@@ -76,6 +79,12 @@ export function compareDesired(input: CompareInput): Comparison {
     resources.push(
       resourceStatus(ref, fields.length > 0 ? "OutOfSync" : "Synced", health, message),
     );
+  }
+  if (!input.desired) {
+    const previews = input.previous.filter(
+      (r) => r.status === "OutOfSync" && !inventoryKeys.has(refKey(r)),
+    );
+    resources.push(...previews);
   }
   return { resources: sortResources(resources), drift };
 }

@@ -30,11 +30,12 @@ export interface ObservedInput {
  * The record of a run that applied nothing. After a correction the re-applied objects are
  * Synced again and status.drift is empty (what was not re-applied shows on the next run).
  * The sync status, unless given: OutOfSync when the render differs from what was applied
- * (revision or objectHash) or something drifted, else Synced.
+ * (revision or objectHash) or something drifted, else Synced. A run that rendered nothing
+ * (the fast path, a restart) compared nothing: the last run's sync status and drift stand.
  */
 export function observedOutcome(input: ObservedInput): RunOutcome {
   let resources: ResourceStatus[] = input.comparison.resources;
-  let drift: DriftEntry[] = input.comparison.drift;
+  let drift: DriftEntry[] = input.desired ? input.comparison.drift : [...(input.prev.drift ?? [])];
   const events: RunEvent[] = [];
   let driftCorrected = 0;
   if (input.corrected) {
@@ -49,6 +50,7 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
     drift = [];
   }
   let syncStatus = input.syncStatus;
+  if (syncStatus === undefined && !input.desired) syncStatus = input.prev.syncStatus ?? "Unknown";
   if (syncStatus === undefined) {
     const differs = input.desired
       ? input.prev.revision !== input.desired.revision ||

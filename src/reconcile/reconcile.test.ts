@@ -135,6 +135,44 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(status(kube).heldRevision).toBeUndefined();
   });
 
+  it("a run before the App is due (fast path) keeps what the last full run found", async () => {
+    const { kube, head, ports } = setup();
+    const fetched: string[] = [];
+    const git = ports.git as GitPort;
+    const fetch = git.fetch;
+    git.fetch = async (s, c, a) => {
+      fetched.push(c);
+      return fetch(s, c, a);
+    };
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, t0);
+    const app = kube.apps.get("team-a/web")!;
+    (app.spec as Record<string, unknown>)["syncPolicy"] = { requiresApproval: true };
+    app.metadata.generation = 2;
+    head.sha = "b".repeat(40);
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(60));
+    const held = structuredClone(status(kube));
+    expect(held.syncStatus).toBe("Held");
+    fetched.length = 0;
+    const again = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(70));
+    expect(fetched).toEqual([]);
+    expect(again).toMatchObject({ syncStatus: "Held", revision: "a".repeat(40) });
+    expect(status(kube).resources).toEqual(held.resources);
+    expect(status(kube).resources?.map((r) => [r.kind, r.status, r.message])).toEqual([
+      ["Service", "OutOfSync", "will be pruned"],
+      ["Deployment", "OutOfSync", "will change: spec.template.spec.containers[name=web].image"],
+    ]);
+
+    (app.spec as Record<string, unknown>)["syncPolicy"] = {};
+    (app.spec as Record<string, unknown>)["freeze"] = true;
+    app.metadata.generation = 3;
+    await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(80));
+    fetched.length = 0;
+    const frozen = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(90));
+    expect(fetched).toEqual([]);
+    expect(frozen).toMatchObject({ syncStatus: "OutOfSync", revision: "a".repeat(40) });
+    expect(status(kube).observedRevision).toBe("b".repeat(40));
+  });
+
   it("a custom resource whose kind is not served fails alone; the rest apply", async () => {
     const { kube, ports, head } = setup();
     kube.unknownKinds.add("Widget");

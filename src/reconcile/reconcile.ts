@@ -118,7 +118,6 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       desired: undefined,
       comparison: seen.comparison,
       health: seen.health,
-      syncStatus: "Synced",
     });
     return recordRun(ctx, interval, { ...outcome, ...observed });
   }

@@ -1,0 +1,193 @@
+import { describe, expect, it } from "vitest";
+import type { HealthStatus, ResourceStatus } from "../app/index.ts";
+import type { KubeObject, ObjectRef } from "../core/index.ts";
+import { refKey, refOf } from "../core/index.ts";
+import { type CompareInput, type Comparison, compareDesired } from "./compare.ts";
+
+const configMap = (name: string, data: Record<string, string>): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "team-a" },
+  data,
+});
+/** The live copy of `desired` with `data`, the data.* fields owned by `manager`. */
+const liveOf = (desired: KubeObject, data: Record<string, string>, manager = "plumb") => ({
+  ...desired,
+  metadata: {
+    ...desired.metadata,
+    managedFields: [
+      {
+        manager,
+        operation: "Apply",
+        fieldsV1: { "f:data": Object.fromEntries(Object.keys(data).map((k) => [`f:${k}`, {}])) },
+      },
+    ],
+  },
+  data,
+});
+
+const a = configMap("a", { k: "1" });
+const b = configMap("b", { k: "1" });
+const c = configMap("c", { k: "1" });
+const [A, B, C] = [a, b, c].map(refOf) as [ObjectRef, ObjectRef, ObjectRef];
+const healthy = { status: "Healthy" as HealthStatus };
+const line = (
+  ref: ObjectRef,
+  status: ResourceStatus["status"],
+  health?: HealthStatus,
+  message?: string,
+): ResourceStatus => {
+  const out: ResourceStatus = { ...ref, status };
+  if (health) out.health = health;
+  if (message) out.message = message;
+  return out;
+};
+
+function input(over: Partial<CompareInput>): CompareInput {
+  return {
+    inventory: [],
+    desired: [],
+    live: new Map(),
+    health: new Map(),
+    held: false,
+    previous: [],
+    ...over,
+  };
+}
+const live = (...objects: KubeObject[]) => new Map(objects.map((o) => [refKey(refOf(o)), o]));
+const health = (...refs: ObjectRef[]) => new Map(refs.map((r) => [refKey(r), healthy]));
+
+describe("compareDesired", () => {
+  it.each<[string, CompareInput, Comparison]>([
+    [
+      "fast path: each line keeps its last status and message, with fresh health",
+      input({
+        inventory: [B, A],
+        desired: undefined,
+        health: new Map([
+          [refKey(A), { status: "Degraded", message: "lost" }],
+          [refKey(B), { status: "Healthy", message: "fresh" }],
+        ]),
+        previous: [
+          line(A, "OutOfSync", "Healthy", "drifted: data.k"),
+          line(B, "Synced", "Healthy", "stale"),
+        ],
+      }),
+      {
+        resources: [
+          line(A, "OutOfSync", "Degraded", "drifted: data.k"),
+          line(B, "Synced", "Healthy", "fresh"),
+        ],
+        drift: [],
+      },
+    ],
+    [
+      "fast path: an object without a last line is Synced",
+      input({ inventory: [A], desired: undefined, health: health(A) }),
+      { resources: [line(A, "Synced", "Healthy")], drift: [] },
+    ],
+    [
+      "fast path: a preview of an object not yet created stays; lines of pruned objects go",
+      input({
+        inventory: [A],
+        desired: undefined,
+        health: health(A),
+        previous: [
+          line(A, "OutOfSync", "Healthy", "will change: data.k"),
+          line(B, "OutOfSync", "Missing", "will be created"),
+          line(C, "Pruned"),
+        ],
+      }),
+      {
+        resources: [
+          line(A, "OutOfSync", "Healthy", "will change: data.k"),
+          line(B, "OutOfSync", "Missing", "will be created"),
+        ],
+        drift: [],
+      },
+    ],
+    [
+      "owned and no longer rendered: not in the source",
+      input({ inventory: [A], desired: [], live: live(a), health: health(A) }),
+      { resources: [line(A, "OutOfSync", "Healthy", "not in the source")], drift: [] },
+    ],
+    [
+      "held: what is no longer rendered will be pruned",
+      input({ inventory: [A], desired: [], live: live(a), health: health(A), held: true }),
+      { resources: [line(A, "OutOfSync", "Healthy", "will be pruned")], drift: [] },
+    ],
+    [
+      "rendered, not owned and not live: will be created",
+      input({ desired: [a] }),
+      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [] },
+    ],
+    [
+      "rendered, owned and not live: deleted, and that is drift",
+      input({ inventory: [A], desired: [a] }),
+      {
+        resources: [line(A, "OutOfSync", "Missing", "deleted")],
+        drift: [{ ...A, fields: [{ path: "(object)", desired: "exists", live: "deleted" }] }],
+      },
+    ],
+    [
+      "held: an owned object deleted will be created, and is not drift",
+      input({ inventory: [A], desired: [a], held: true }),
+      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [] },
+    ],
+    [
+      "rendered and live alike: Synced with its health",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "1" })),
+        health: new Map([[refKey(A), { status: "Healthy", message: "ok" }]]),
+      }),
+      { resources: [line(A, "Synced", "Healthy", "ok")], drift: [] },
+    ],
+    [
+      "a field changed by another manager: drifted, with the fields",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "2" }, "kubectl-edit")),
+        health: health(A),
+      }),
+      {
+        resources: [line(A, "OutOfSync", "Healthy", "drifted: data.k")],
+        drift: [
+          { ...A, fields: [{ path: "data.k", desired: "1", live: "2", manager: "kubectl-edit" }] },
+        ],
+      },
+    ],
+    [
+      "held: a changed field will change, and is not drift",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "2" }, "kubectl-edit")),
+        health: health(A),
+        held: true,
+      }),
+      { resources: [line(A, "OutOfSync", "Healthy", "will change: data.k")], drift: [] },
+    ],
+    [
+      "one line per object of inventory and render, in refKey order",
+      input({
+        inventory: [C, A],
+        desired: [b, a],
+        live: live(liveOf(a, { k: "1" }), liveOf(b, { k: "1" }), c),
+        health: health(A, B, C),
+      }),
+      {
+        resources: [
+          line(A, "Synced", "Healthy"),
+          line(B, "Synced", "Healthy"),
+          line(C, "OutOfSync", "Healthy", "not in the source"),
+        ],
+        drift: [],
+      },
+    ],
+  ])("%s", (_name, given, expected) => {
+    expect(compareDesired(given)).toEqual(expected);
+  });
+});
