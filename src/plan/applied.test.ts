@@ -40,6 +40,10 @@ const line = (
 const byKey = (...objects: KubeObject[]) => new Map(objects.map((o) => [refKey(refOf(o)), o]));
 const noPrune: AppliedInput["prune"] = { deleted: [], failed: [], skipped: [], unpruned: [] };
 const allHealthy = { status: "Healthy" as const, reason: "all 2 objects healthy" };
+const allMissing = {
+  status: "Missing" as const,
+  reason: "ConfigMap team-a/cfg: not found; Deployment team-a/web: not found",
+};
 
 /** R2 (cfg and web) applied whole by the automated gate; nothing to prune. */
 function input(over: Partial<AppliedInput> = {}): AppliedInput {
@@ -189,6 +193,7 @@ describe("appliedOutcome", () => {
           [refKey(CFG), "quota exceeded"],
           [refKey(WEB), "forbidden"],
         ]),
+        health: { byKey: new Map(), ...allMissing },
       }),
       {
         inventory: [WEB],
@@ -196,7 +201,7 @@ describe("appliedOutcome", () => {
           line(CFG, "Failed", "Missing", "quota exceeded"),
           line(WEB, "Failed", "Missing", "forbidden"),
         ],
-        health: allHealthy,
+        health: allMissing,
         syncStatus: "OutOfSync",
         events: [],
         rolledBackFrom: null,
