@@ -125,6 +125,31 @@ describe("setCondition", () => {
     );
     expect(ready?.message).toBe("a".repeat(32_768));
   });
+
+  it("cuts at 32768 UTF-8 bytes, never inside a character", () => {
+    // "é" is 2 bytes and "😀" 4: 32767 bytes of ASCII + one of them does not fit whole.
+    for (const wide of ["é", "😀"]) {
+      const [ready] = setCondition(
+        [],
+        {
+          type: "Ready",
+          status: "False",
+          reason: "ApplyFailed",
+          message: `${"a".repeat(32_767)}${wide}`,
+        },
+        now,
+        undefined,
+      );
+      expect(ready?.message).toBe("a".repeat(32_767));
+    }
+    const [fits] = setCondition(
+      [],
+      { type: "Ready", status: "False", reason: "ApplyFailed", message: `${"a".repeat(32_766)}é` },
+      now,
+      undefined,
+    );
+    expect(fits?.message).toBe(`${"a".repeat(32_766)}é`);
+  });
 });
 
 describe("getCondition", () => {

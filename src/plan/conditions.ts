@@ -20,7 +20,7 @@ export function setCondition(
     type: next.type,
     status: next.status,
     reason: next.reason,
-    message: next.message.slice(0, 32768),
+    message: truncateUtf8(next.message, 32768),
     lastTransitionTime:
       prev && prev.status === next.status ? prev.lastTransitionTime : now.toISOString(),
   };
@@ -42,4 +42,14 @@ export function getCondition(
   type: string,
 ): Condition | undefined {
   return conditions?.find((c) => c.type === type);
+}
+
+/** `text` cut to at most `max` UTF-8 bytes, never inside a character. */
+function truncateUtf8(text: string, max: number): string {
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= max) return text;
+  let end = max;
+  // Back up to the first byte of a character (UTF-8 continuation bytes are 10xxxxxx).
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return new TextDecoder().decode(bytes.subarray(0, end));
 }

@@ -84,6 +84,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   set("healthReason", run.health.reason || undefined);
   if (run.observedRevision !== undefined) set("observedRevision", run.observedRevision);
   if (run.observedObjectHash !== undefined) set("observedObjectHash", run.observedObjectHash);
+  let held = run.held;
   if (run.applied) {
     if (prev.revision && prev.revision !== run.applied.revision) {
       const history = [
@@ -99,14 +100,14 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
     set("revision", run.applied.revision);
     set("objectHash", run.applied.objectHash);
     set("lastSyncedAt", run.now.toISOString());
-    if (prev.heldRevision === run.applied.revision) run.held = null;
+    if (prev.heldRevision === run.applied.revision) held = null;
   }
-  if (run.held === null) {
+  if (held === null) {
     set("heldRevision", undefined);
     set("heldObjectHash", undefined);
-  } else if (run.held) {
-    set("heldRevision", run.held.revision);
-    set("heldObjectHash", run.held.objectHash);
+  } else if (held) {
+    set("heldRevision", held.revision);
+    set("heldObjectHash", held.objectHash);
   }
   if (run.rolledBackFrom === null) set("rolledBackFrom", undefined);
   else if (run.rolledBackFrom !== undefined) set("rolledBackFrom", run.rolledBackFrom);
