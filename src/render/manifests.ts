@@ -1,5 +1,5 @@
 // Manifest parsing: YAML/JSON files from a source to plain objects, with file and line for errors.
-import { LineCounter, parseAllDocuments } from "yaml";
+import { type Document, LineCounter, parseAllDocuments } from "yaml";
 import {
   err,
   type Issue,
@@ -9,6 +9,7 @@ import {
   type Result,
   type SourceFile,
 } from "../core/index.ts";
+import { documentToJson, KUBECTL_YAML_OPTIONS, YamlValueError } from "./kubectl-yaml.ts";
 
 /** An object parsed from a file, with where it came from (for error messages). */
 export interface ParsedObject {
@@ -18,25 +19,25 @@ export interface ParsedObject {
 }
 
 /**
- * Parses every document of every file. Multi-document YAML, `---` with trailing spaces,
- * empty and comment-only documents (skipped), anchors and merge keys (`<<`) resolved;
- * JSON files are YAML 1.2 too. A `v1/List` is expanded into its items.
- * Any document that fails to parse, or is not an object with apiVersion, kind and
- * metadata.name, fails the whole result (all issues listed, code InvalidManifest, `path` =
- * "file:line"), so
- * that a broken commit never renders a partial set (and so never prunes).
+ * Parses every document of every file the way `kubectl apply` does (kubectl-yaml.ts: YAML 1.1
+ * scalars of go-yaml v2, so `mode: 0440` is 288 and `on:` is the key "true"; duplicate keys:
+ * the last wins; merge keys `<<`). Multi-document YAML, `---` with trailing spaces, empty and
+ * comment-only documents (skipped); JSON files are read by the same rules, which agree with
+ * JSON for every valid JSON document. A `v1/List` is expanded into its items.
+ * Any document that fails to parse, holds a value kubectl refuses (.inf, a null key) or one
+ * plumb cannot send exactly (an integer beyond 2^53), starts with a directive (`%YAML`, which
+ * kubectl's document splitter cannot read either), or is not an object with apiVersion, kind
+ * and metadata.name, fails the whole result (all issues listed, code InvalidManifest, `path` =
+ * "file:line"), so that a broken commit never renders a partial set (and so never prunes).
  */
 export function parseManifests(files: readonly SourceFile[]): Result<ParsedObject[], Issue[]> {
   const objects: ParsedObject[] = [];
   const issues: Issue[] = [];
   for (const file of files) {
     const lines = new LineCounter();
-    const docs = parseAllDocuments(file.content, {
-      lineCounter: lines,
-      merge: true,
-      uniqueKeys: true,
-    });
+    const docs = parseAllDocuments(file.content, { ...KUBECTL_YAML_OPTIONS, lineCounter: lines });
     const list = Array.isArray(docs) ? docs : [docs];
+    const json = isJsonText(file.content);
     for (const doc of list) {
       const at = (offset: number) => `${file.path}:${lines.linePos(offset).line}`;
       const first = doc.errors[0];
@@ -49,14 +50,22 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
         });
         continue;
       }
-      let value: unknown;
-      try {
-        value = doc.toJS({ maxAliasCount: 1000 });
-      } catch (err) {
+      if (hasDirective(doc.directives)) {
         issues.push({
           code: "InvalidManifest",
           path: at(doc.range[0]),
-          message: err instanceof Error ? err.message : String(err),
+          message: "YAML directives (%YAML, %TAG) are not supported (kubectl cannot read them)",
+        });
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = documentToJson(doc, { json });
+      } catch (e) {
+        issues.push({
+          code: "InvalidManifest",
+          path: at(e instanceof YamlValueError ? e.offset : doc.range[0]),
+          message: e instanceof Error ? e.message : String(e),
         });
         continue;
       }
@@ -70,6 +79,26 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
     }
   }
   return issues.length > 0 ? err(issues) : ok(objects);
+}
+
+/** kubectl decodes a stream that starts with "{" as JSON when it is JSON (else as YAML). */
+function isJsonText(content: string): boolean {
+  if (!content.trimStart().startsWith("{")) return false;
+  try {
+    JSON.parse(content);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A %YAML or %TAG directive in front of the document. */
+function hasDirective(directives: Document["directives"]): boolean {
+  if (!directives) return false;
+  const handles = Object.entries(directives.tags);
+  const standard = (h: string, p: string) =>
+    (h === "!" && p === "!") || (h === "!!" && p === "tag:yaml.org,2002:");
+  return directives.yaml.explicit === true || handles.some(([h, p]) => !standard(h, p));
 }
 
 function firstLine(message: string): string {

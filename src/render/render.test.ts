@@ -35,12 +35,14 @@ describe("parseManifests", () => {
       "base: &d {x: '1'}",
       "data:",
       "  <<: *d",
-      "  y: '2'",
+      "  z: '2'",
+      "  y: '3'",
     ].join("\n");
     const r = parseManifests([{ path: "cm.yaml", content }]);
     expect(r.ok && r.value.map((o) => [o.origin, o.object["data"]])).toEqual([
       ["cm.yaml:3", { x: "1" }],
-      ["cm.yaml:12", { x: "1", y: "2" }],
+      // `y` is YAML 1.1's true, as for kubectl
+      ["cm.yaml:12", { x: "1", z: "2", true: "3" }],
     ]);
   });
 
@@ -55,8 +57,8 @@ describe("parseManifests", () => {
     expect(r.ok ? [] : r.error).toEqual([
       {
         code: "InvalidManifest",
-        path: "m.yaml:1",
-        message: "Merge sources must be maps or map aliases",
+        path: "m.yaml:6",
+        message: "map merge requires map or sequence of maps as the value",
       },
     ]);
   });
