@@ -2,7 +2,11 @@
 // plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force]`, `plumb serve --port N`.
 // Exit codes: 0 ok, 1 an App failed or was not found (or a fatal error), 2 a usage error.
 import { existsSync } from "node:fs";
+import { Redactor } from "../src/core/redact.ts";
 import { findKubeconfig, parseCliArgs, singleResult, USAGE } from "./cli-args.ts";
+
+/** The process's secret values: every run registers its own; every line printed is redacted. */
+const redactor = new Redactor();
 
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
@@ -22,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
   const kubeconfig = found.path;
   if (args.kind === "serve") {
     const { serve } = await import("./node.ts");
-    await serve(args.port, kubeconfig, config);
+    await serve(args.port, kubeconfig, config, redactor);
     return 0;
   }
   const [{ isDue }, { reconcileApp, reconcileMany, skippedResult }, { nodePorts }] =
@@ -31,8 +35,8 @@ async function main(argv: string[]): Promise<number> {
       import("../src/reconcile/index.ts"),
       import("./node-ports.ts"),
     ]);
-  const ports = nodePorts(kubeconfig, config);
-  const print = (r: object) => console.log(JSON.stringify(r));
+  const ports = nodePorts(kubeconfig, config, redactor);
+  const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   if (args.kind === "reconcile-all") {
     // A scheduled run: due Apps are reconciled, the others get a Skipped line (--force: all).
     const now = new Date();
@@ -54,7 +58,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    console.error(JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
+    const error = redactor.redact(err instanceof Error ? err.message : String(err));
+    console.error(JSON.stringify({ error }));
     process.exitCode = 1;
   },
 );

@@ -1,5 +1,6 @@
 // Node composition: ports from a kubeconfig, the Git adapter and Slack.
 import { hostname } from "node:os";
+import { Redactor } from "../src/core/index.ts";
 import {
   configurationFromKubeConfig,
   createKubePort,
@@ -11,8 +12,15 @@ import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
-/** A factory of Ports (a fresh KubePort each call, so request counts are per run). */
-export function nodePorts(kubeconfig: string | undefined, config: RuntimeConfig): () => Ports {
+/**
+ * A factory of Ports (a fresh KubePort each call, so request counts are per run). Every run
+ * shares `redactor` (the process's secret values), and the log lines are redacted with it.
+ */
+export function nodePorts(
+  kubeconfig: string | undefined,
+  config: RuntimeConfig,
+  redactor: Redactor = new Redactor(),
+): () => Ports {
   const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
   const git = createGitPort();
   const image = createImagePort();
@@ -26,6 +34,7 @@ export function nodePorts(kubeconfig: string | undefined, config: RuntimeConfig)
     holder,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
-    log: (entry) => console.error(JSON.stringify(entry)),
+    log: (entry) => console.error(JSON.stringify(redactor.redactValue(entry))),
+    redactor,
   });
 }

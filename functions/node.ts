@@ -1,7 +1,7 @@
 // Node server: the Hono app on @hono/node-server; triggers reconcile in this process.
 
 import { serve as honoServe } from "@hono/node-server";
-import { nameOf } from "../src/core/index.ts";
+import { nameOf, Redactor } from "../src/core/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { reconcileMany } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
@@ -9,19 +9,22 @@ import { nodePorts } from "./node-ports.ts";
 
 /**
  * Serves the HTTP API on 127.0.0.1:`port` (PLUMB_HOST to change) until the process ends.
- * Triggered reconciles run in the background of this process, one at a time per App.
+ * Triggered reconciles run in the background of this process, one at a time per App. They and
+ * the HTTP app share `redactor`: what a run registers is redacted from logs and error answers.
  * @throws Error naming a missing or bad environment variable at start-up
  */
 export async function serve(
   port: number,
   kubeconfig: string | undefined,
   config: RuntimeConfig,
+  redactor: Redactor = new Redactor(),
 ): Promise<void> {
   const httpConfig = parseHttpConfig(process.env);
-  const ports = nodePorts(kubeconfig, config);
+  const ports = nodePorts(kubeconfig, config, redactor);
   const running = new Set<string>();
   const again = new Set<string>();
-  const log = (entry: Record<string, unknown>) => console.error(JSON.stringify(entry));
+  const log = (entry: Record<string, unknown>) =>
+    console.error(JSON.stringify(redactor.redactValue(entry)));
   const reconcile = async (key: { namespace: string; name: string }): Promise<void> => {
     const id = nameOf(key);
     if (running.has(id)) {
@@ -36,7 +39,7 @@ export async function serve(
           [key],
           ports,
           () => new Date(),
-          (r) => console.log(JSON.stringify(r)),
+          (r) => console.log(JSON.stringify(redactor.redactValue(r))),
           1,
         );
       } while (again.has(id));
@@ -49,6 +52,7 @@ export async function serve(
     config: httpConfig,
     now: () => new Date(),
     log,
+    redactor,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       for (const a of apps)

@@ -1,5 +1,6 @@
 // Cloudflare Worker: fetch (the Hono app), scheduled (cron: enqueue due Apps), queue (one
 // message = one App reconcile). Configuration comes from bindings, validated per isolate.
+import { Redactor } from "../src/core/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
   configurationFromToken,
@@ -36,6 +37,13 @@ interface Ctx {
   waitUntil(p: Promise<unknown>): void;
 }
 
+/**
+ * The isolate's secret values (issue 11): runs register theirs, and every log line, result
+ * line and HTTP error answer of this isolate is redacted with it.
+ */
+const redactor = new Redactor();
+const logLine = (entry: unknown) => console.log(JSON.stringify(redactor.redactValue(entry)));
+
 /** Apps a webhook reconciles at once in waitUntil; the rest go to the queue. */
 const INLINE_RECONCILES = 3;
 /** Queue sendBatch limit (Cloudflare Queues: 100 messages per batch). */
@@ -61,7 +69,8 @@ function portsFor(env: Env): Ports {
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
-    log: (entry) => console.log(JSON.stringify(entry)),
+    log: logLine,
+    redactor,
   };
 }
 
@@ -83,7 +92,7 @@ async function enqueue(
 
 async function reconcileLogged(env: Env, ref: { namespace: string; name: string }) {
   const result = await reconcileApp(ref, portsFor(env), new Date());
-  console.log(JSON.stringify(result));
+  logLine(result);
   return result;
 }
 
@@ -96,7 +105,8 @@ export default {
         apps: ports.kube,
         config: parseHttpConfig(env),
         now: () => new Date(),
-        log: (entry) => console.log(JSON.stringify(entry)),
+        log: logLine,
+        redactor,
         async trigger(apps, reason) {
           // Webhook latency: reconcile the first few now (after the response), queue the rest.
           const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
@@ -116,7 +126,7 @@ export default {
   async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
     const ports = portsFor(env);
     const due = await dueApps(ports, new Date());
-    console.log(JSON.stringify({ msg: "cron", due: due.length }));
+    logLine({ msg: "cron", due: due.length });
     if (env.RECONCILE_QUEUE) await enqueue(env, due, "schedule");
     else for (const ref of due) ctx.waitUntil(reconcileLogged(env, ref));
   },

@@ -1,8 +1,9 @@
 // The shared vocabulary of every layer: object types and identity, errors, results, condition
-// reasons, canonical JSON. Imports nothing else of plumb's.
+// reasons, canonical JSON, redaction of secret values. Imports nothing else of plumb's.
 export * from "./errors.ts";
 export * from "./json.ts";
 export * from "./object.ts";
 export * from "./reasons.ts";
+export * from "./redact.ts";
 export * from "./refs.ts";
 export * from "./result.ts";

@@ -32,6 +32,6 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   registerApiRoutes(app, deps, limit);
 
   app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
-  app.onError((err, c) => errorResponse(err, c, deps.log));
+  app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));
   return app;
 }

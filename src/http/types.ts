@@ -1,6 +1,6 @@
 // Types shared by the HTTP app's routes.
 import type { App } from "../app/index.ts";
-import type { NamespacedName } from "../core/index.ts";
+import type { NamespacedName, Redactor } from "../core/index.ts";
 import type { Caller } from "./auth.ts";
 import type { HttpConfig } from "./config.ts";
 import type { Log } from "./errors.ts";
@@ -36,6 +36,8 @@ export interface HttpDeps {
   now(): Date;
   /** Operator log; entries never carry secrets, tokens or bodies. */
   log?: Log;
+  /** Secret values to redact from error answers (the process's, shared with its runs). */
+  redactor?: Redactor;
 }
 
 /** Hono environment of the app: the authenticated caller on /api routes. */

@@ -11,7 +11,8 @@ import type { Ports } from "./ports.ts";
  * reconcile: when it cannot be sent (Secret or key missing, HTTP error, network error) the
  * first failure is logged and reported as one Warning Event "NotificationFailed" on the App
  * (e.g. `Slack: Secret team-a/slack not found`), naming what is wrong but never the URL or
- * any Secret value. A failure to emit that Event is swallowed.
+ * any Secret value. A failure to emit that Event is swallowed. The payload is redacted with
+ * `ports.redactor` (issue 11: a message may echo a rendered Secret's value).
  */
 export async function announce(app: App, list: readonly Transition[], ports: Ports): Promise<void> {
   // Parsed on its own with the App schema's piece, so an App whose spec is otherwise invalid
@@ -39,6 +40,7 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
     if (!data) return `Secret ${secret} not found`;
     const url = data[key];
     if (!url) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
+    ports.redactor?.add(url);
     for (const t of wanted) {
       const payload: Record<string, unknown> = {
         text: `[${id}] ${t.event}: ${t.message}`,
@@ -51,7 +53,7 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
       };
       if (slack.channel) payload["channel"] = slack.channel;
       try {
-        await notify.slack(url, payload);
+        await notify.slack(url, ports.redactor?.redactValue(payload) ?? payload);
       } catch (err) {
         return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
       }

@@ -1,7 +1,7 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registry), src/notify (Slack). Tests pass fakes.
 import type { App, AppStatus, GitSource, ImageSource } from "../app/index.ts";
-import type { KubeObject, ObjectRef, SourceFile } from "../core/index.ts";
+import type { KubeObject, ObjectRef, Redactor, SourceFile } from "../core/index.ts";
 
 /** API resource found by discovery for a group/version/kind. */
 export interface ResourceInfo {
@@ -121,4 +121,10 @@ export interface Ports {
   sleep?: (ms: number) => Promise<void>;
   /** Logger for operators; never given secrets. */
   log?: (entry: Record<string, unknown>) => void;
+  /**
+   * The process's secret values (issue 11): a run registers its source credentials and the
+   * Secrets it renders; what plumb prints (status, Events, Slack, CLI, HTTP, logs) is redacted
+   * with it.
+   */
+  redactor?: Redactor;
 }

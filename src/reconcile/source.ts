@@ -8,10 +8,12 @@ import {
   hashObjects,
   type Issue,
   type KubeObject,
+  MIN_SECRET_LENGTH,
   needsSpecChange,
   ok,
   type Result,
   SourceError,
+  shortCredential,
 } from "../core/index.ts";
 import type { Failure } from "../plan/index.ts";
 import { type ParsedObject, parseManifests, renderImage, renderObjects } from "../render/index.ts";
@@ -48,6 +50,10 @@ export async function resolveSource(
   }
 }
 
+/**
+ * Credentials from spec.source.*.secretRef, registered with the run's redactor. A token or
+ * password shorter than MIN_SECRET_LENGTH is refused (issue 11: plumb could not redact it).
+ */
 async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
   const ref = spec.source.git?.secretRef ?? spec.source.image?.secretRef;
   if (!ref) return undefined;
@@ -62,6 +68,14 @@ async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | 
   if (data["token"]) auth.token = data["token"];
   if (data["username"]) auth.username = data["username"];
   if (data["password"]) auth.password = data["password"];
+  const short = shortCredential(auth);
+  if (short) {
+    throw new SourceError(
+      `Secret ${ctx.ref.namespace}/${ref.name}: the ${short} is too short to be redacted from messages; plumb refuses it (use at least ${MIN_SECRET_LENGTH} characters)`,
+      false,
+    );
+  }
+  ctx.ports.redactor?.addCredentials(auth);
   return auth;
 }
 
@@ -100,6 +114,7 @@ export async function renderRevision(
       const result = parseManifests(files);
       if (!result.ok) return err(renderFailed(result.error));
       parsed = result.value;
+      ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
     } else if (spec.source.image) {
       parsed = renderImage(app.metadata.name, spec.source.image, revision);
     } else {

@@ -104,6 +104,29 @@ describe("plumb CLI", () => {
     ]);
   });
 
+  it("never prints a rendered Secret's value that the API server echoes in its error (issue 11)", async () => {
+    // A number where a string belongs: server-side apply refuses it and quotes the value.
+    const secret = [
+      "apiVersion: v1",
+      "kind: Secret",
+      "metadata: {name: api}",
+      "stringData: {token: 8675309123, nested: {deeper: s3cr3t-in-a-map}}",
+    ].join("\n");
+    const repo = await git.createRepo("cli-secret", { "secret.yaml": secret });
+    await createNamespace("cli-secret");
+    await createApp("cli-secret", "leaky", { source: { git: { url: repo.url } } });
+    const r = await plumb("reconcile", "cli-secret/leaky");
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      expect.objectContaining({
+        outcome: "Failed",
+        error: expect.stringContaining(".stringData.token: expected string"),
+      }),
+    ]);
+    expect(r.lines[0]?.["error"]).toContain("[redacted]");
+    expect(JSON.stringify(r)).not.toMatch(/8675309123|s3cr3t-in-a-map/);
+  });
+
   it("exits 1 with an error naming an App that does not exist", async () => {
     await createNamespace("cli");
     const r = await plumb("reconcile", "cli/nosuch");

@@ -1,0 +1,243 @@
+import { describe, expect, it } from "vitest";
+import {
+  MAX_SECRET_VALUES,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  Redactor,
+  shortCredential,
+} from "./redact.ts";
+
+const TOKEN = "ghp_s3cr3t-T0ken/with+odd=chars";
+const PASSWORD = 'pä$$ "wörd" \\ 🔑';
+
+const enc = new TextEncoder();
+const bytes = (s: string) => enc.encode(s);
+const b64 = (b: Uint8Array) => btoa(String.fromCharCode(...b));
+const b64url = (b: Uint8Array) => b64(b).replaceAll("+", "-").replaceAll("/", "_");
+const unpadded = (s: string) => s.replace(/=+$/, "");
+const json = (s: string) => JSON.stringify(s);
+const asciiJson = (s: string) =>
+  json(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+const form = (s: string) => new URLSearchParams({ v: s }).toString().slice(2);
+const goQuote = (s: string) =>
+  `"${[...bytes(s)].map((b) => (b < 0x20 || b >= 0x7f ? `\\x${b.toString(16).padStart(2, "0")}` : String.fromCharCode(b) === '"' ? '\\"' : String.fromCharCode(b) === "\\" ? "\\\\" : String.fromCharCode(b))).join("")}"`;
+
+/** Every encoding the redactor promises to catch, as [name, encode]. */
+const ENCODINGS: Array<[string, (s: string) => string]> = [
+  ["plain", (s) => s],
+  ["base64", (s) => b64(bytes(s))],
+  ["base64 unpadded", (s) => unpadded(b64(bytes(s)))],
+  ["base64url", (s) => b64url(bytes(s))],
+  ["base64url unpadded", (s) => unpadded(b64url(bytes(s)))],
+  ["inside base64 at offset 0 mod 3", (s) => b64(bytes(`abc${s}xyz!`))],
+  ["inside base64 at offset 1 mod 3", (s) => b64(bytes(`a${s}--`))],
+  ["inside base64 at offset 2 mod 3", (s) => b64(bytes(`ab${s}`))],
+  ["inside base64url at offset 1 mod 3", (s) => b64url(bytes(`{${s}}`))],
+  ["percent-encoded (encodeURIComponent)", (s) => encodeURIComponent(s)],
+  [
+    "percent-encoded, lower-case hex",
+    (s) => encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+  ],
+  [
+    "percent-encoded, every byte",
+    (s) => [...bytes(s)].map((b) => `%${b.toString(16).padStart(2, "0")}`).join(""),
+  ],
+  ["form-encoded (URLSearchParams)", form],
+  ["JSON string", json],
+  ["JSON string, ASCII only (\\u escapes)", asciiJson],
+  ["JSON in JSON", (s) => json(json(s))],
+  ["JSON in JSON in JSON", (s) => json(json(json(s)))],
+  ["Go %q with \\x escapes", goQuote],
+  [
+    "HTML entities",
+    (s) => s.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;"),
+  ],
+];
+
+const SECRETS = [
+  TOKEN,
+  PASSWORD,
+  "plain-password-1234",
+  "with space & <tag> \"q\" 'a' /x \n\t end",
+  "\\\\server\\share\\",
+  "ünïcødé-κλειδί-鍵-🔐🔐",
+  "abcdef",
+];
+
+describe("Redactor.redact", () => {
+  describe.each(SECRETS)("secret %j", (secret) => {
+    it.each(ENCODINGS)("%s", (_, encode) => {
+      const encoded = encode(secret);
+      const text = `before ${encoded} after`;
+      const out = new Redactor([secret]).redact(text);
+      expect(out).toContain(REDACTED);
+      expect(out).not.toContain(encoded);
+      expect(out.startsWith("before ")).toBe(true);
+      expect(out).toMatch(/ after$/);
+    });
+  });
+
+  it("catches random secrets in every encoding (200 seeded cases)", () => {
+    let seed = 11;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pool = [..."aZ09-_.~+/=%&<>\"' \\\n\tµé€鍵🔑"];
+    for (let k = 0; k < 200; k++) {
+      const secret = Array.from({ length: 6 + rand(20) }, () => pool[rand(pool.length)]).join("");
+      if (secret.trim().length < MIN_SECRET_LENGTH) continue;
+      const r = new Redactor([secret]);
+      for (const [name, encode] of ENCODINGS) {
+        const encoded = encode(secret);
+        const out = r.redact(`<${encoded}>`);
+        expect({ name, secret, out: out.includes(encoded) }).toEqual({ name, secret, out: false });
+      }
+    }
+  });
+
+  it("redacts a Basic Authorization header of username:password and of a token's default user", () => {
+    const r = new Redactor().addCredentials({ username: "deploy", password: PASSWORD });
+    const header = `Basic ${b64(bytes(`deploy:${PASSWORD}`))}`;
+    expect(r.redact(`Authorization: ${header}`)).toBe(`Authorization: Basic ${REDACTED}`);
+    // Only the token is known; the username the Git port adds is not: the aligned core catches it.
+    const t = new Redactor().addCredentials({ token: TOKEN });
+    const out = t.redact(`Basic ${b64(bytes(`x-access-token:${TOKEN}`))}`);
+    expect(out).toContain(REDACTED);
+    expect(out.length).toBeLessThan(`Basic ${b64(bytes(`x-access-token:${TOKEN}`))}`.length);
+  });
+
+  it("redacts a value with a trailing newline (a Secret made from a file) without it", () => {
+    const r = new Redactor([`${TOKEN}\n`]);
+    expect(r.redact(`token ${TOKEN} rejected`)).toBe(`token ${REDACTED} rejected`);
+  });
+
+  it("redacts binary Secret data (not UTF-8) in base64", () => {
+    const raw = new Uint8Array([0xff, 0xfe, 0x00, 0x80, 0x81, 0x82, 0x83, 0x84]);
+    const r = new Redactor().addSecretsOf([
+      { apiVersion: "v1", kind: "Secret", metadata: { name: "bin" }, data: { k: b64(raw) } },
+    ]);
+    expect(r.redact(`data.k: ${b64(raw)}`)).toBe(`data.k: ${REDACTED}`);
+    expect(r.redact(`k=${b64url(raw)}`)).toBe(`k=${REDACTED}`);
+  });
+
+  it("leaves text without secrets untouched, and an empty redactor is the identity", () => {
+    const r = new Redactor([TOKEN]);
+    expect(r.redact("Deployment team-a/web: 1 of 2 replicas available")).toBe(
+      "Deployment team-a/web: 1 of 2 replicas available",
+    );
+    expect(new Redactor().redact(TOKEN)).toBe(TOKEN);
+    expect(new Redactor([""]).size).toBe(0);
+  });
+
+  it("stays linear on hostile text (runs of backslashes against a secret full of them)", () => {
+    const r = new Redactor(["\\\\a\\\\\\b\\\\\\\\c\\d\\"]);
+    const text = "\\".repeat(200_000);
+    const started = performance.now();
+    expect(r.redact(text)).toBe(text);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe("MAX_SECRET_VALUES", () => {
+  it("keeps the most recently registered values", () => {
+    const r = new Redactor(["first-secret", "second-secret"]);
+    for (let i = 0; i < MAX_SECRET_VALUES - 2; i++) r.add(`filler-${i}`);
+    r.add("first-secret"); // registered again by a later run: the newest now
+    r.add("one-more-secret"); // pushes out the oldest, "second-secret"
+    expect(r.size).toBe(MAX_SECRET_VALUES);
+    expect(r.redact("first-secret second-secret one-more-secret")).toBe(
+      `${REDACTED} second-secret ${REDACTED}`,
+    );
+  });
+});
+
+describe(`values shorter than MIN_SECRET_LENGTH (${MIN_SECRET_LENGTH})`, () => {
+  const r = new Redactor(["42", "true", "abc"]);
+
+  it.each([
+    ["bare words stay", "3 of 42 replicas, ready=true, abc", "3 of 42 replicas, ready=true, abc"],
+    ["a value quoted whole goes", 'Invalid value: "abc": bad', `Invalid value: "${REDACTED}": bad`],
+    ["single quotes", "value 'true' refused", `value '${REDACTED}' refused`],
+    [
+      "escaped quotes (JSON in JSON)",
+      '{"msg":"port \\"42\\""}',
+      `{"msg":"port \\"${REDACTED}\\""}`,
+    ],
+    ["base64 between quotes", 'data: "YWJj"', `data: "${REDACTED}"`],
+    ["a longer quoted word stays", '"abcd" and "42x"', '"abcd" and "42x"'],
+  ])("%s", (_, text, want) => {
+    expect(r.redact(text)).toBe(want);
+  });
+});
+
+describe("Redactor.addSecretsOf", () => {
+  it("takes data (decoded and as written) and stringData of v1 Secrets only", () => {
+    const r = new Redactor().addSecretsOf([
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "db" },
+        data: { password: b64(bytes("hunter2-hunter2")) },
+        stringData: { url: "postgres://app:pw-12345678@db:5432/app" },
+      },
+      { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { x: "not-a-secret" } },
+      { apiVersion: "example.com/v1", kind: "Secret", data: { x: "also-not-one" } },
+      null,
+      "text",
+    ]);
+    expect(r.redact("hunter2-hunter2 / aHVudGVyMi1odW50ZXIy / pw-12345678")).not.toMatch(
+      /hunter2|aHVudGVyMi1odW50ZXIy/,
+    );
+    expect(r.redact("postgres://app:pw-12345678@db:5432/app")).toBe(REDACTED);
+    expect(r.redact("not-a-secret also-not-one")).toBe("not-a-secret also-not-one");
+  });
+
+  it("the issue's example: an apply error echoing a wrongly typed stringData value", () => {
+    const secret = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "api", namespace: "team-a" },
+      stringData: { token: 8675309123, nested: { deeper: ["s3cr3t-in-a-list"] } },
+    };
+    const r = new Redactor().addSecretsOf([secret]);
+    // What kube-apiserver's server-side apply answers for a number where a string belongs.
+    const message =
+      "failed to create typed patch object (team-a/api; /v1, Kind=Secret): .stringData.token: expected string, got &value.valueUnstructured{Value:8675309123}";
+    expect(r.redact(message)).toBe(
+      `failed to create typed patch object (team-a/api; /v1, Kind=Secret): .stringData.token: expected string, got &value.valueUnstructured{Value:${REDACTED}}`,
+    );
+    expect(r.redact('.stringData.nested: ["s3cr3t-in-a-list"]')).toBe(
+      `.stringData.nested: ["${REDACTED}"]`,
+    );
+  });
+});
+
+describe("Redactor.redactValue", () => {
+  it("redacts every string of a status-like value, keys included, and keeps other types", () => {
+    const r = new Redactor([TOKEN]);
+    const status = {
+      conditions: [{ type: "Ready", status: "False", message: `auth ${TOKEN} refused` }],
+      drift: { [`data.${TOKEN}`]: { desired: json(TOKEN), live: 3, ok: false, none: null } },
+    };
+    expect(r.redactValue(status)).toEqual({
+      conditions: [{ type: "Ready", status: "False", message: `auth ${REDACTED} refused` }],
+      drift: { [`data.${REDACTED}`]: { desired: `"${REDACTED}"`, live: 3, ok: false, none: null } },
+    });
+    expect(status.conditions[0]?.message).toContain(TOKEN); // a copy, not in place
+  });
+});
+
+describe("shortCredential", () => {
+  it.each([
+    [{ token: "abcde" }, "token"],
+    [{ token: "  abcde\n" }, "token"],
+    [{ username: "git", password: "pw" }, "password"],
+    [{ token: "abcdef" }, undefined],
+    [{ username: "a", password: "abcdef" }, undefined],
+    [{}, undefined],
+    [undefined, undefined],
+  ])("%j → %s", (creds, want) => {
+    expect(shortCredential(creds)).toBe(want);
+  });
+});
