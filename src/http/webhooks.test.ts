@@ -480,6 +480,139 @@ describe("POST /webhooks/gitea (real Gitea payload)", () => {
   });
 });
 
+/**
+ * Go's url.Values{"payload": {json}}.Encode() (net/url QueryEscape): only A-Z a-z 0-9 - _ . ~
+ * stay, a space is "+", every other byte %XX in upper case. What Gitea sends for a form hook.
+ */
+const goFormEncode = (json: string) =>
+  `payload=${encodeURIComponent(json)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, "+")}`;
+const FORM = { "content-type": "application/x-www-form-urlencoded" };
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+const bytes = (s: string) => new TextEncoder().encode(s);
+
+describe("form-encoded deliveries (Content-Type application/x-www-form-urlencoded)", () => {
+  // GitHub: "payload" form field with the JSON; X-Hub-Signature-256 over the raw form body.
+  const githubForm = bytes(new URLSearchParams({ payload: text(GITHUB_BODY) }).toString());
+
+  it("the issue's example: a signed GitHub form push is handled exactly as the JSON one", async () => {
+    const json = setup();
+    const viaJson = await json.post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    const form = setup();
+    const viaForm = await form.post("/webhooks/github", githubForm, {
+      ...FORM,
+      ...githubHeaders(githubForm),
+    });
+    expect(viaForm.status).toBe(202);
+    expect(await viaForm.json()).toEqual(await viaJson.json());
+    expect(form.kube.calls.trigger).toEqual(json.kube.calls.trigger);
+    expect(form.kube.calls.trigger[0]?.apps).toEqual([
+      { namespace: "team-a", name: "web" },
+      { namespace: "team-a", name: "web-ssh-url" },
+    ]);
+  });
+
+  it("GitHub's signature covers the form body: one over the JSON alone, or a flipped byte, is 401", async () => {
+    const { kube, post } = setup();
+    const overJson = await post("/webhooks/github", githubForm, {
+      ...FORM,
+      ...githubHeaders(GITHUB_BODY),
+    });
+    expect(overJson.status).toBe(401);
+    const flipped = githubForm.slice();
+    flipped[githubForm.length - 5] = "0".charCodeAt(0);
+    const tampered = await post("/webhooks/github", flipped, {
+      ...FORM,
+      ...githubHeaders(githubForm),
+    });
+    expect(tampered.status).toBe(401);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("GitHub: a signed form ping is pong; a signed form without payload or with bad JSON is 400", async () => {
+    const { kube, post } = setup();
+    const ping = bytes("payload=%7B%22zen%22%3A%22Keep+it+logically+awesome.%22%7D");
+    const pong = await post("/webhooks/github", ping, { ...FORM, ...githubHeaders(ping, "ping") });
+    expect(pong.status).toBe(200);
+    const empty = bytes("other=1");
+    const none = await post("/webhooks/github", empty, { ...FORM, ...githubHeaders(empty) });
+    expect(none.status).toBe(400);
+    expect(await none.json()).toEqual({ message: 'form body has no "payload" field' });
+    const bad = bytes("payload=%7Bnot+json");
+    const malformed = await post("/webhooks/github", bad, { ...FORM, ...githubHeaders(bad) });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toEqual({ message: "malformed JSON in form field payload" });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  const giteaApps = [
+    testApp("g", "develop", { url: "http://localhost:3000/gitea/webhooks.git", ref: "develop" }),
+    testApp("g", "head", { url: "http://localhost:3000/gitea/webhooks.git" }),
+  ];
+  const giteaJson = shared("gitea-push-1.json");
+  const giteaForm = bytes(goFormEncode(text(giteaJson)));
+
+  it("Gitea: the form as Gitea sends it (signature over the payload JSON) is handled as the JSON one", async () => {
+    expect(text(giteaForm)).toContain(
+      "payload=%7B%0A++%22secret%22%3A+%223gEsCfjlV2ugRwgpU%23w1%2AWaW",
+    );
+    const { kube, post } = setup(giteaApps);
+    const res = await post("/webhooks/gitea", giteaForm, {
+      ...FORM,
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, giteaJson),
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["g/develop"],
+      revision: "bffeb74224043ba2feb48d137756c8a9331c449a",
+      ref: "refs/heads/develop",
+    });
+    expect(kube.calls.trigger[0]?.apps).toEqual([{ namespace: "g", name: "develop" }]);
+  });
+
+  it("Gitea: a signature over the form body (not what Gitea signs), or a changed payload, is 401", async () => {
+    const { kube, post } = setup(giteaApps);
+    const overForm = await post("/webhooks/gitea", giteaForm, {
+      ...FORM,
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, giteaForm),
+    });
+    expect(overForm.status).toBe(401);
+    const changed = bytes(text(giteaForm).replace("develop", "develoq"));
+    const res = await post("/webhooks/gitea", changed, {
+      ...FORM,
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, giteaJson),
+    });
+    expect(res.status).toBe(401);
+    const none = await post("/webhooks/gitea", bytes("other=1"), {
+      ...FORM,
+      "X-Gitea-Event": "push",
+      "X-Gitea-Signature": hmac(GITEA_SECRET, bytes("")),
+    });
+    expect(none.status).toBe(401);
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("GitLab has no form option (it always sends application/json): a form body is 400", async () => {
+    const { kube, post } = setup();
+    const glForm = bytes(goFormEncode(text(shared("gitlab-push-1.json"))));
+    const res = await post("/webhooks/gitlab", glForm, {
+      ...FORM,
+      "X-Gitlab-Event": "Push Hook",
+      "X-Gitlab-Token": GITLAB_TOKEN,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      message:
+        "GitLab delivers JSON: expected Content-Type application/json, got application/x-www-form-urlencoded",
+    });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+});
+
 describe("parsePush", () => {
   const json = (b: Uint8Array) => JSON.parse(new TextDecoder().decode(b)) as unknown;
 

@@ -86,6 +86,30 @@ describe("plumb serve", () => {
     });
   });
 
+  it("a form-encoded signed GitHub push (the hook API's default) is handled like JSON (issue 11)", async () => {
+    const file = "guestbook-ui-deployment.yaml";
+    const sha = await repo.commit({
+      [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8"),
+    });
+    const res = await sendGithubPush(base, SECRET, repo.url, sha, "refs/heads/main", {
+      form: true,
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["hooked/app"],
+      revision: sha,
+      ref: "refs/heads/main",
+    });
+    await waitFor(
+      "form-pushed image live",
+      async () =>
+        (await deploymentImage("hooked", "guestbook-ui")) ===
+        "gcr.io/google-samples/gb-frontend:v8",
+      30_000,
+    );
+    expect((await getApp("hooked", "app")).status?.revision).toBe(sha);
+  });
+
   it("a delivery with one flipped byte is refused with 401 and reconciles nothing", async () => {
     const before = (await getApp("hooked", "app")).metadata.resourceVersion;
     const body = githubPush(repo.url, "refs/heads/main", "f".repeat(40));

@@ -61,18 +61,22 @@ export function githubHeaders(
   };
 }
 
-/** Sends a correctly signed push delivery for `cloneUrl` at `sha` to `${base}/webhooks/github`. */
+/**
+ * Sends a correctly signed push delivery for `cloneUrl` at `sha` to `${base}/webhooks/github`.
+ * With `form`, as a hook whose content type is `form` (the API's default) delivers it:
+ * `application/x-www-form-urlencoded`, body `payload=<url-encoded JSON>`, signed over that body.
+ */
 export function sendGithubPush(
   base: string,
   secret: string,
   cloneUrl: string,
   sha: string,
   ref = "refs/heads/main",
+  opts: { form?: boolean } = {},
 ): Promise<Response> {
-  const body = githubPush(cloneUrl, ref, sha);
-  return fetch(`${base}/webhooks/github`, {
-    method: "POST",
-    headers: githubHeaders(body, secret),
-    body,
-  });
+  const json = githubPush(cloneUrl, ref, sha);
+  const body = opts.form ? new URLSearchParams({ payload: json }).toString() : json;
+  const headers = githubHeaders(body, secret);
+  if (opts.form) headers["content-type"] = "application/x-www-form-urlencoded";
+  return fetch(`${base}/webhooks/github`, { method: "POST", headers, body });
 }

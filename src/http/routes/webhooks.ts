@@ -1,6 +1,7 @@
 // POST /webhooks/{github,gitlab,gitea}: verify, parse, match Apps, trigger, answer 202.
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { gitSourceOf, keyOf } from "../appview.ts";
+import { type Delivery, readDelivery } from "../delivery.ts";
 import { HttpError } from "../errors.ts";
 import { appMatchesPush } from "../match.ts";
 import type { HttpDeps, HttpEnv } from "../types.ts";
@@ -22,11 +23,16 @@ const PUSH_EVENTS: Record<Provider, readonly string[]> = {
   gitea: ["push"],
 };
 
+/**
+ * Whether the delivery is the provider's: GitHub's HMAC over the raw body, Gitea's over the
+ * payload JSON (`delivery.signed`), GitLab's token. False when there is nothing to verify.
+ */
 async function authentic(
   provider: Provider,
   secret: string,
   c: Context,
   body: Uint8Array<ArrayBuffer>,
+  delivery: Delivery | { error: string },
 ) {
   const header = c.req.header(PROVIDER[provider].auth);
   switch (provider) {
@@ -37,18 +43,21 @@ async function authentic(
     case "gitlab":
       return verifyGitLab(secret, header);
     case "gitea":
-      return verifyGitea(secret, body, header);
+      return "signed" in delivery && verifyGitea(secret, delivery.signed, header);
   }
 }
 
 /**
  * Registers `POST /webhooks/<provider>` for GitHub, GitLab and Gitea.
  * - 404 when the provider's secret is not configured;
- * - 401 when the signature/token is missing or wrong (checked over the raw body bytes before
- *   anything else is read; nothing is triggered);
+ * - 401 when the signature/token is missing or wrong (checked before the payload is parsed;
+ *   nothing is triggered). Bodies are JSON or, from GitHub and Gitea, a form whose `payload`
+ *   field is the JSON ({@link readDelivery}: GitHub signs the raw form body, Gitea the JSON);
+ *   both are handled alike from there;
  * - GitHub `ping` → 200 {"message":"pong"}; events other than a push → 202 {"ignored": true,
  *   "event"}; a push that deletes its ref → 202 {"ignored": true, "event", "reason"};
- * - 400 for a body that is not UTF-8 JSON of a push (with `issues`);
+ * - 400 for a body that is not UTF-8 JSON of a push (with `issues`), a form without `payload`,
+ *   or a form sent to the GitLab route (GitLab only sends JSON);
  * - otherwise every App whose spec.source.git matches ({@link appMatchesPush}) is passed to
  *   `deps.trigger` and the answer is 202 {"apps": ["ns/name", ...], "revision": <after>, "ref"}.
  */
@@ -62,7 +71,8 @@ export function registerWebhookRoutes(
       const secret = deps.config[PROVIDER[provider].secret];
       if (!secret) throw new HttpError(404, `${provider} webhooks are not configured`);
       const body = new Uint8Array(await c.req.arrayBuffer());
-      if (!(await authentic(provider, secret, c, body))) {
+      const delivery = readDelivery(provider, c.req.header("content-type"), body);
+      if (!(await authentic(provider, secret, c, body, delivery))) {
         throw new HttpError(401, `missing or invalid ${PROVIDER[provider].auth} header`);
       }
       const event = c.req.header(PROVIDER[provider].event);
@@ -71,13 +81,16 @@ export function registerWebhookRoutes(
       if (provider === "github" && event === "ping") return c.json({ message: "pong" }, 200);
       if (!PUSH_EVENTS[provider].includes(event)) return c.json({ ignored: true, event }, 202);
 
-      const text = decodeExact(body);
-      if (text === undefined) throw new HttpError(400, "body is not valid UTF-8");
+      if ("error" in delivery) throw new HttpError(400, delivery.error);
+      if (delivery.payload === undefined) throw new HttpError(400, "body is not valid UTF-8");
       let payload: unknown;
       try {
-        payload = JSON.parse(text);
+        payload = JSON.parse(delivery.payload);
       } catch {
-        throw new HttpError(400, "malformed JSON body");
+        throw new HttpError(
+          400,
+          delivery.form ? "malformed JSON in form field payload" : "malformed JSON body",
+        );
       }
       const parsed = parsePush(provider, payload);
       if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.error });
