@@ -269,7 +269,7 @@ describe("autoscaling/HorizontalPodAutoscaler", () => {
     });
   });
 
-  it("is Healthy while backing off between scale events", () => {
+  it("is Progressing while AbleToScale is False for a reason that is no failure (legacy back-off)", () => {
     const h = hpa("autoscaling/v2", [
       {
         type: "AbleToScale",
@@ -280,7 +280,11 @@ describe("autoscaling/HorizontalPodAutoscaler", () => {
       },
       { type: "ScalingActive", status: "True", reason: "ValidMetricFound" },
     ]);
-    expect(assessHealth(h, NOW)).toEqual({ status: "Healthy" });
+    expect(assessHealth(h, NOW)).toEqual({
+      status: "Progressing",
+      message:
+        "waiting to autoscale: BackoffBoth: the time since the previous scale is still within both the downscale and upscale forbidden windows",
+    });
   });
 
   it("is Degraded on an invalid selector", () => {
@@ -299,7 +303,7 @@ describe("autoscaling/HorizontalPodAutoscaler", () => {
     });
   });
 
-  it("is Suspended when its target is scaled to zero", () => {
+  it("is Healthy, saying scaling is disabled, when its target is scaled to zero (Argo, kstatus)", () => {
     const h = hpa("autoscaling/v2", [
       ABLE,
       {
@@ -310,8 +314,9 @@ describe("autoscaling/HorizontalPodAutoscaler", () => {
       },
     ]);
     expect(assessHealth(h, NOW)).toEqual({
-      status: "Suspended",
-      message: "ScalingDisabled: scaling is disabled since the replica count of the target is zero",
+      status: "Healthy",
+      message:
+        "scaling disabled: ScalingDisabled: scaling is disabled since the replica count of the target is zero",
     });
   });
 });
@@ -370,7 +375,7 @@ describe("apiextensions.k8s.io/CustomResourceDefinition", () => {
     ]);
     expect(assessHealth(c, NOW)).toEqual({
       status: "Degraded",
-      message: 'PluralConflict: "widgets" is already in use',
+      message: 'names not accepted: PluralConflict: "widgets" is already in use',
     });
   });
 
@@ -425,7 +430,6 @@ describe("v1/Namespace and status-less kinds", () => {
     ["rbac.authorization.k8s.io/v1", "ClusterRole"],
     ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding"],
     ["networking.k8s.io/v1", "NetworkPolicy"],
-    ["policy/v1", "PodDisruptionBudget"],
   ])("%s %s is Healthy", (apiVersion, kind) => {
     const o: KubeObject = { apiVersion, kind, metadata: { name: "x", namespace: "team-a" } };
     expect(assessHealth(o, NOW)).toEqual({ status: "Healthy" });
@@ -448,6 +452,6 @@ describe("v1/Namespace and status-less kinds", () => {
         ],
       },
     };
-    expect(assessHealth(pdb, NOW)).toEqual({ status: "Healthy" });
+    expect(assessHealth(pdb, NOW)).toEqual({ status: "Healthy", message: "0 disruptions allowed" });
   });
 });

@@ -2,12 +2,14 @@
 
 import type { KubeObject } from "../core/index.ts";
 import {
+  annotation,
   arr,
   type Cond,
   conditionsOf,
   describe,
   findCondition,
   type HealthResult,
+  num,
   obj,
   parseConditions,
   result,
@@ -50,11 +52,10 @@ export function pvcHealth(o: KubeObject): HealthResult {
     return result("Degraded", "claim lost: its PersistentVolume no longer exists");
   }
   if (phase !== "Pending") return result("Unknown", `phase ${phase}`);
-  const ann = o.metadata.annotations ?? {};
-  const provisioner = ann[ANN_PROVISIONER] ?? ann[ANN_PROVISIONER_BETA];
+  const provisioner = annotation(o, ANN_PROVISIONER) ?? annotation(o, ANN_PROVISIONER_BETA);
   if (provisioner) return result("Progressing", `waiting for ${provisioner} to provision a volume`);
   const storageClass = str(spec["storageClassName"]);
-  if (storageClass && !str(spec["volumeName"]) && !ann[ANN_SELECTED_NODE]) {
+  if (storageClass && !str(spec["volumeName"]) && !annotation(o, ANN_SELECTED_NODE)) {
     return result("Healthy", `waiting for first consumer (storage class ${storageClass})`);
   }
   return result("Progressing", "waiting for a volume to bind");
@@ -69,15 +70,17 @@ function lbAddresses(o: KubeObject): string {
 }
 
 /**
- * v1/Service, after Argo CD (health_service.go): type LoadBalancer without
- * status.loadBalancer.ingress → Progressing "waiting for load balancer"; every Service else is
- * Healthy (kstatus core.go serviceConditions only waits for a clusterIP).
+ * v1/Service, after Argo CD (health_service.go): type LoadBalancer with no entry in
+ * status.loadBalancer.ingress → Progressing "waiting for load balancer"; with any entry, even
+ * one without ip or hostname (`[{}]`, as some load balancer controllers publish) → Healthy.
+ * Every other Service is Healthy (kstatus core.go serviceConditions only waits for a clusterIP).
  */
 export function serviceHealth(o: KubeObject): HealthResult {
   if (specOf(o)["type"] !== "LoadBalancer") return result("Healthy");
+  const entries = arr(obj(statusOf(o)["loadBalancer"])["ingress"]);
+  if (entries.length === 0) return result("Progressing", "waiting for load balancer");
   const addresses = lbAddresses(o);
-  if (!addresses) return result("Progressing", "waiting for load balancer");
-  return result("Healthy", `load balancer at ${addresses}`);
+  return result("Healthy", addresses ? `load balancer at ${addresses}` : "load balancer ready");
 }
 
 /**
@@ -98,16 +101,31 @@ export function namespaceHealth(o: KubeObject): HealthResult {
 }
 
 /**
- * apiextensions.k8s.io/CustomResourceDefinition, after kstatus (core.go crdConditions) and
- * Argo CD (health_customresourcedefinition.go):
- * NamesAccepted=False → Degraded; Established=True → Healthy; else Progressing.
+ * apiextensions.k8s.io/CustomResourceDefinition, after kstatus (core.go CRDConditions) and
+ * Argo CD (resource_customizations/apiextensions.k8s.io/CustomResourceDefinition/health.lua):
+ * - Terminating=True → Progressing;
+ * - NamesAccepted=False or NonStructuralSchema=True → Degraded;
+ * - Established=True → Healthy; Established=False with reason Installing → Progressing, with
+ *   another reason → Degraded;
+ * - no Established condition yet → Progressing (kstatus; Argo calls a CRD with conditions but
+ *   none of them Established Degraded, which the API server only shows for a moment).
  */
 export function crdHealth(o: KubeObject): HealthResult {
   const conds = conditionsOf(o);
+  const terminating = findCondition(conds, "Terminating");
+  if (terminating?.status === "True")
+    return result("Progressing", `terminating: ${describe(terminating)}`);
   const names = findCondition(conds, "NamesAccepted");
-  if (names?.status === "False") return result("Degraded", describe(names));
+  if (names?.status === "False")
+    return result("Degraded", `names not accepted: ${describe(names)}`);
+  const schema = findCondition(conds, "NonStructuralSchema");
+  if (schema?.status === "True")
+    return result("Degraded", `schema violations: ${describe(schema)}`);
   const established = findCondition(conds, "Established");
   if (established?.status === "True") return result("Healthy", "established");
+  if (established?.status === "False" && established.reason !== "Installing") {
+    return result("Degraded", `not established: ${describe(established)}`);
+  }
   return result(
     "Progressing",
     established ? `not established: ${describe(established)}` : "waiting to be established",
@@ -118,7 +136,7 @@ export function crdHealth(o: KubeObject): HealthResult {
 function hpaConditions(o: KubeObject): Cond[] {
   const v2 = conditionsOf(o);
   if (v2.length > 0) return v2;
-  const raw = o.metadata.annotations?.[ANN_HPA_V1_CONDITIONS];
+  const raw = annotation(o, ANN_HPA_V1_CONDITIONS);
   if (!raw) return [];
   try {
     return parseConditions(JSON.parse(raw));
@@ -134,38 +152,80 @@ const HPA_CONFIG_ERRORS = new Set([
   "InvalidMetricSourceType",
 ]);
 
+/** AbleToScale reasons the HPA controller gives when it cannot read or update the target. */
+const HPA_SCALE_ERRORS = new Set(["FailedGetScale", "FailedUpdateScale"]);
+
 /**
- * autoscaling/HorizontalPodAutoscaler (v1 and v2), after Argo CD (health_hpa.go) with one
- * deliberate difference.
- * - no conditions yet → Progressing "waiting to autoscale" (Argo).
- * - AbleToScale=False → Degraded (FailedGetScale, FailedUpdateScale: the target cannot be
- *   scaled), except the transient Backoff* reasons of a stabilization window.
- * - ScalingActive=False:
- *   - InvalidSelector, AmbiguousSelector, InvalidMetricSourceType → Degraded (Argo: InvalidSelector).
- *   - ScalingDisabled (the target was scaled to 0, which switches autoscaling off) → Suspended.
- *   - any other reason, typically FailedGetResourceMetric/FailedGetPodsMetric when no metrics
- *     server answers → Healthy "scaling inactive: ...". Argo reports Degraded here; plumb does
- *     not, because the workload itself is fine and only autoscaling lacks input — Degraded would
- *     keep every App with an HPA unhealthy on clusters without metrics-server.
- * - else Healthy, with the ScalingLimited reason when the replica count is at a bound.
+ * autoscaling/HorizontalPodAutoscaler (v1 and v2), after Argo CD (health_hpa.go), made
+ * independent of the order of the conditions (Argo takes the first condition that decides).
+ * - no conditions yet → Progressing "waiting to autoscale".
+ * - AbleToScale with reason FailedGetScale or FailedUpdateScale (whatever its status, as Argo
+ *   matches it) → Degraded: the target cannot be read or scaled.
+ * - ScalingActive=False with InvalidSelector, AmbiguousSelector or InvalidMetricSourceType →
+ *   Degraded (Argo: InvalidSelector; the other two are the same kind of misconfiguration).
+ * - AbleToScale=True or ScalingLimited=True → Healthy (Argo's healthy conditions), saying
+ *   when the count is at a bound, when scaling is disabled (the target was scaled to zero:
+ *   Argo and kstatus call that Healthy too), or when scaling is inactive for lack of metrics
+ *   (FailedGetResourceMetric and the like: Argo lists FailedGetResourceMetric as Degraded, but
+ *   only reaches it when that condition comes before AbleToScale, which the HPA controller
+ *   never writes; an App should not turn Degraded on a cluster without metrics-server).
+ * - else (no AbleToScale yet, or AbleToScale=False for another reason) → Progressing.
  */
 export function hpaHealth(o: KubeObject): HealthResult {
   const conds = hpaConditions(o);
   if (conds.length === 0) return result("Progressing", "waiting to autoscale");
   const able = findCondition(conds, "AbleToScale");
-  if (able?.status === "False" && !able.reason?.startsWith("Backoff")) {
-    return result("Degraded", describe(able));
-  }
+  if (able?.reason && HPA_SCALE_ERRORS.has(able.reason)) return result("Degraded", describe(able));
   const active = findCondition(conds, "ScalingActive");
-  if (active?.status === "False") {
-    if (active.reason && HPA_CONFIG_ERRORS.has(active.reason)) {
-      return result("Degraded", describe(active));
-    }
-    if (active.reason === "ScalingDisabled") return result("Suspended", describe(active));
-    return result("Healthy", `scaling inactive: ${describe(active)}`);
+  if (active?.status === "False" && active.reason && HPA_CONFIG_ERRORS.has(active.reason)) {
+    return result("Degraded", describe(active));
   }
   const limited = findCondition(conds, "ScalingLimited");
+  if (able?.status !== "True" && limited?.status !== "True") {
+    return result(
+      "Progressing",
+      able ? `waiting to autoscale: ${describe(able)}` : "waiting to autoscale",
+    );
+  }
+  if (active?.status === "False") {
+    const what = active.reason === "ScalingDisabled" ? "scaling disabled" : "scaling inactive";
+    return result("Healthy", `${what}: ${describe(active)}`);
+  }
   return result("Healthy", limited?.status === "True" ? describe(limited) : undefined);
+}
+
+/**
+ * apiregistration.k8s.io/APIService, after Argo CD (health_apiservice.go): condition
+ * Available=True → Healthy; Available False or Unknown → Progressing with its reason and
+ * message (the aggregated API server is not answering yet); no condition → Progressing
+ * "waiting to be processed". kstatus has no rule (an APIService would read Current).
+ */
+export function apiServiceHealth(o: KubeObject): HealthResult {
+  const available = findCondition(conditionsOf(o), "Available");
+  if (!available) return result("Progressing", "waiting to be processed");
+  if (available.status === "True") return result("Healthy", describe(available));
+  return result("Progressing", `not available: ${describe(available)}`);
+}
+
+/**
+ * policy/PodDisruptionBudget, after Argo CD (resource_customizations/policy/
+ * PodDisruptionBudget/health.lua): no status yet → Progressing (the disruption controller
+ * has not computed it; a status with observedGeneration and no conditions, as before 1.21, is
+ * Healthy as kstatus has it); a condition False for a reason other than InsufficientPods (SyncFailed:
+ * the budget cannot be computed) → Degraded; else Healthy — no disruption allowed right now
+ * (InsufficientPods) is a normal state. kstatus calls every PDB Current.
+ */
+export function pdbHealth(o: KubeObject): HealthResult {
+  const conds = conditionsOf(o);
+  if (conds.length === 0) {
+    // Before Kubernetes 1.21 the status had no conditions: observedGeneration says it is computed.
+    if (typeof statusOf(o)["observedGeneration"] === "number") return result("Healthy");
+    return result("Progressing", "waiting for the disruption controller");
+  }
+  const failed = conds.find((c) => c.status === "False" && c.reason !== "InsufficientPods");
+  if (failed) return result("Degraded", describe(failed));
+  const allowed = num(statusOf(o)["disruptionsAllowed"], 0);
+  return result("Healthy", `${allowed} disruption${allowed === 1 ? "" : "s"} allowed`);
 }
 
 /** Kinds with no status to speak of: always Healthy once they exist (kstatus alwaysReady). */

@@ -8,18 +8,20 @@ import {
   describe,
   findCondition,
   type HealthResult,
+  nameOf,
   num,
   obj,
   result,
+  specOf,
   statusOf,
   str,
 } from "./util.ts";
 
 /**
  * Waiting reasons that will not resolve by themselves: the kubelet backs off (CrashLoopBackOff,
- * ImagePullBackOff) or cannot build the container from its spec. Argo CD (health_pod.go) matches
- * any reason with prefix "Err" or suffix "Error"/"BackOff"; an explicit list keeps ordinary
- * waits (ContainerCreating, PodInitializing) out without relying on naming.
+ * ImagePullBackOff) or cannot build the container from its spec. With {@link isFailingWait},
+ * also any reason Argo CD (health_pod.go) counts: prefix "Err", suffix "Error" or "BackOff"
+ * (ImageInspectError, PreStartHookError, VerifyNonRootError...).
  */
 export const FAILING_WAIT_REASONS: ReadonlySet<string> = new Set([
   "CrashLoopBackOff",
@@ -32,11 +34,39 @@ export const FAILING_WAIT_REASONS: ReadonlySet<string> = new Set([
   "RunContainerError",
 ]);
 
+/** A container waiting for a reason that will not resolve by itself. */
+export function isFailingWait(reason: string): boolean {
+  return (
+    FAILING_WAIT_REASONS.has(reason) ||
+    reason.startsWith("Err") ||
+    reason.endsWith("Error") ||
+    reason.endsWith("BackOff")
+  );
+}
+
+interface Terminated {
+  reason?: string;
+  message?: string;
+  exitCode: number;
+}
+
 interface ContainerStatus {
   name: string;
   ready: boolean;
   waiting?: { reason?: string; message?: string };
-  terminated?: { reason?: string; message?: string; exitCode: number };
+  terminated?: Terminated;
+  /** lastState.terminated: how the previous run of the container ended. */
+  lastTerminated?: Terminated;
+}
+
+function terminatedOf(v: unknown): Terminated {
+  const t = obj(v);
+  const out: Terminated = { exitCode: num(t["exitCode"], 0) };
+  const reason = str(t["reason"]);
+  const message = str(t["message"]);
+  if (reason) out.reason = reason;
+  if (message) out.message = message;
+  return out;
 }
 
 function containerStatuses(list: unknown): ContainerStatus[] {
@@ -52,14 +82,9 @@ function containerStatuses(list: unknown): ContainerStatus[] {
       if (reason) cs.waiting.reason = reason;
       if (message) cs.waiting.message = message;
     }
-    if (state["terminated"] !== undefined) {
-      const t = obj(state["terminated"]);
-      cs.terminated = { exitCode: num(t["exitCode"], 0) };
-      const reason = str(t["reason"]);
-      const message = str(t["message"]);
-      if (reason) cs.terminated.reason = reason;
-      if (message) cs.terminated.message = message;
-    }
+    if (state["terminated"] !== undefined) cs.terminated = terminatedOf(state["terminated"]);
+    const last = obj(c["lastState"])["terminated"];
+    if (last !== undefined && last !== null) cs.lastTerminated = terminatedOf(last);
     return cs;
   });
 }
@@ -78,17 +103,24 @@ function terminatedMessage(pod: string, c: ContainerStatus): string | undefined 
  * - phase Succeeded → Healthy.
  * - phase Failed → Degraded with status.message (e.g. eviction) or the first container,
  *   init containers first, that terminated with a non-zero exit code or OOMKilled.
- * - any init or app container waiting with a reason in FAILING_WAIT_REASONS → Degraded, naming
- *   pod, container, reason and message. Unlike Argo this applies whatever the restartPolicy:
- *   plumb has no hook pods whose failure must not be reported early.
- * - phase Running with condition Ready=True → Healthy; Running otherwise → Progressing.
+ * - any init or app container waiting for a reason that will not resolve by itself
+ *   ({@link isFailingWait}) → Degraded, naming pod, container, reason and message. Unlike
+ *   Argo this applies whatever the restartPolicy (Argo skips it for OnFailure and Never so
+ *   that its hook pods are not failed early; plumb has no hooks), as kstatus does for
+ *   CrashLoopBackOff.
+ * - phase Running:
+ *   - restartPolicy Never or OnFailure: the pod runs to completion, so it is Progressing until
+ *     it Succeeds, ready or not (Argo).
+ *   - restartPolicy Always (the default): condition Ready=True → Healthy; else a container
+ *     whose previous run terminated (lastState.terminated: it crashed and was restarted) →
+ *     Degraded (Argo), else Progressing.
  * - phase Pending (or not yet set) → Progressing, with the scheduler's reason when the
  *   PodScheduled condition is False (kstatus reports it as Failed after 15s; here it stays
  *   Progressing, since cluster autoscalers routinely resolve it).
  * - phase Unknown (node lost) → Unknown.
  */
 export function podHealth(o: KubeObject): HealthResult {
-  const name = o.metadata.name;
+  const name = nameOf(o);
   const st = statusOf(o);
   const phase = str(st["phase"]);
   const init = containerStatuses(st["initContainerStatuses"]);
@@ -108,15 +140,28 @@ export function podHealth(o: KubeObject): HealthResult {
   }
   const failing = [...init, ...app].flatMap((c) => {
     const reason = c.waiting?.reason;
-    if (!reason || !FAILING_WAIT_REASONS.has(reason)) return [];
+    if (!reason || !isFailingWait(reason)) return [];
     const m = c.waiting?.message;
     return [`pod ${name}/${c.name}: ${reason}${m ? `: ${m}` : ""}`];
   });
   if (failing.length > 0) return result("Degraded", failing.join("; "));
   const conds = conditionsOf(o);
   if (phase === "Running") {
+    const policy = str(specOf(o)["restartPolicy"]) ?? "Always";
+    if (policy === "Never" || policy === "OnFailure") {
+      return result("Progressing", `pod ${name}: running to completion (restartPolicy ${policy})`);
+    }
     if (findCondition(conds, "Ready")?.status === "True") {
       return result("Healthy", `pod ${name}: running`);
+    }
+    const restarted = app.find((c) => c.lastTerminated !== undefined);
+    if (restarted?.lastTerminated) {
+      const t = restarted.lastTerminated;
+      const how = `${t.reason ?? "terminated"} (exit code ${t.exitCode})`;
+      return result(
+        "Degraded",
+        `pod ${name}/${restarted.name}: not ready after its last run ended: ${how}${t.message ? `: ${t.message}` : ""}`,
+      );
     }
     const ready = app.filter((c) => c.ready).length;
     return result("Progressing", `pod ${name}: ${ready} of ${app.length} containers ready`);

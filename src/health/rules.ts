@@ -2,18 +2,30 @@
 // point that applies the checks every kind shares before its own rule.
 
 import type { KubeObject } from "../core/index.ts";
+import { HEALTH_ORDER } from "./aggregate.ts";
+import { certificateHealth, issuerHealth } from "./certmanager.ts";
 import {
   alwaysHealthy,
+  apiServiceHealth,
   crdHealth,
   hpaHealth,
   ingressHealth,
   namespaceHealth,
+  pdbHealth,
   pvcHealth,
   serviceHealth,
 } from "./core.ts";
 import { genericHealth } from "./generic.ts";
 import { podHealth } from "./pod.ts";
-import { type HealthResult, num, type Rule, result, statusOf } from "./util.ts";
+import {
+  generationOf,
+  type HealthResult,
+  metaOf,
+  num,
+  type Rule,
+  result,
+  statusOf,
+} from "./util.ts";
 import {
   cronJobHealth,
   daemonSetHealth,
@@ -38,6 +50,14 @@ export const RULES: Readonly<Record<string, Rule>> = {
   "networking.k8s.io/Ingress": ingressHealth,
   "autoscaling/HorizontalPodAutoscaler": hpaHealth,
   "apiextensions.k8s.io/CustomResourceDefinition": crdHealth,
+  "apiregistration.k8s.io/APIService": apiServiceHealth,
+  "policy/PodDisruptionBudget": pdbHealth,
+  "cert-manager.io/Certificate": certificateHealth,
+  "cert-manager.io/Issuer": issuerHealth,
+  "cert-manager.io/ClusterIssuer": issuerHealth,
+  "certmanager.k8s.io/Certificate": certificateHealth,
+  "certmanager.k8s.io/Issuer": issuerHealth,
+  "certmanager.k8s.io/ClusterIssuer": issuerHealth,
   ConfigMap: alwaysHealthy,
   Secret: alwaysHealthy,
   ServiceAccount: alwaysHealthy,
@@ -48,7 +68,6 @@ export const RULES: Readonly<Record<string, Rule>> = {
   "rbac.authorization.k8s.io/ClusterRole": alwaysHealthy,
   "rbac.authorization.k8s.io/ClusterRoleBinding": alwaysHealthy,
   "networking.k8s.io/NetworkPolicy": alwaysHealthy,
-  "policy/PodDisruptionBudget": alwaysHealthy,
 };
 
 /**
@@ -82,30 +101,42 @@ export function ruleFor(apiVersion: string, kind: string): Rule {
  * - metadata.generation > status.observedGeneration (or observedGeneration absent on the apps/
  *   workloads, whose controllers always set it) → Progressing "waiting for the controller to
  *   observe generation N": the status describes an older spec.
- * Then the kind's rule from RULES, else the generic condition rule (generic.ts). Never throws:
- * a rule that fails on malformed input yields Unknown.
- * @param now the current time, for rules that report ages.
+ * Then the kind's rule from RULES, else the generic condition rule (generic.ts).
+ * Never throws, whatever the input's shape (issue 11): live objects are untyped JSON, so an
+ * object without metadata, or with a mistyped field anywhere, is judged by what it does have;
+ * anything that is not an object at all, or a rule that fails, yields Unknown.
+ * @param now the current time, for rules that report ages or deadlines.
  */
 export function assessHealth(obj: KubeObject | undefined, now: Date): HealthResult {
-  if (!obj) return result("Missing", "not found");
-  if (obj.metadata.deletionTimestamp) return result("Progressing", "being deleted");
-  const key = ruleKey(obj.apiVersion, obj.kind);
-  const generation = obj.metadata.generation;
-  if (typeof generation === "number") {
-    const observed = num(statusOf(obj)["observedGeneration"], Number.NaN);
-    const behind = Number.isNaN(observed)
-      ? OBSERVED_GENERATION_REQUIRED.has(key)
-      : generation > observed;
-    if (behind) {
-      return result(
-        "Progressing",
-        `waiting for the controller to observe generation ${generation}`,
-      );
-    }
-  }
+  if (obj === undefined || obj === null) return result("Missing", "not found");
   try {
-    return (RULES[key] ?? genericHealth)(obj, now);
+    if (typeof obj !== "object" || Array.isArray(obj)) {
+      return result("Unknown", "not a Kubernetes object");
+    }
+    const meta = metaOf(obj);
+    if (meta["deletionTimestamp"]) return result("Progressing", "being deleted");
+    const apiVersion = typeof obj.apiVersion === "string" ? obj.apiVersion : "";
+    const kind = typeof obj.kind === "string" ? obj.kind : "";
+    const key = ruleKey(apiVersion, kind);
+    const generation = generationOf(obj);
+    if (generation !== undefined) {
+      const observed = num(statusOf(obj)["observedGeneration"], Number.NaN);
+      const behind = Number.isNaN(observed)
+        ? OBSERVED_GENERATION_REQUIRED.has(key)
+        : generation > observed;
+      if (behind) {
+        return result(
+          "Progressing",
+          `waiting for the controller to observe generation ${generation}`,
+        );
+      }
+    }
+    const health = (RULES[key] ?? genericHealth)(obj, now);
+    return HEALTH_STATUSES.has(health?.status) ? health : result("Unknown", "no health verdict");
   } catch (err) {
-    return result("Unknown", `health assessment failed: ${(err as Error).message}`);
+    const message = err instanceof Error ? err.message : String(err);
+    return result("Unknown", `health assessment failed: ${message}`);
   }
 }
+
+const HEALTH_STATUSES: ReadonlySet<unknown> = new Set(HEALTH_ORDER);

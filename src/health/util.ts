@@ -1,5 +1,6 @@
 // Shared types and readers for the health rules. Live objects are untyped JSON, so every
-// field is read defensively: a missing or mistyped field reads as its Kubernetes default.
+// field is read defensively, metadata included: a missing or mistyped field reads as its
+// Kubernetes default, never as an exception.
 import type { HealthStatus } from "../app/schema.ts";
 import type { KubeObject } from "../core/index.ts";
 
@@ -19,6 +20,8 @@ export interface Cond {
   reason?: string;
   message?: string;
   observedGeneration?: number;
+  /** lastTransitionTime in ms since the epoch, when given and valid. */
+  since?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -33,9 +36,9 @@ export function obj(v: unknown): Json {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : {};
 }
 
-/** `v` when it is an array, else an empty array. */
+/** `v` when it is an array (dense: holes read as undefined), else an empty array. */
 export function arr(v: unknown): unknown[] {
-  return Array.isArray(v) ? v : [];
+  return Array.isArray(v) ? Array.from(v) : [];
 }
 
 /** `v` when it is a finite number, else `fallback`. */
@@ -58,6 +61,33 @@ export function statusOf(o: KubeObject): Json {
   return obj(o["status"]);
 }
 
+/** The object's `metadata` (empty when missing or not an object). */
+export function metaOf(o: KubeObject): Json {
+  return obj((o as { metadata?: unknown }).metadata);
+}
+
+/** metadata.name, or "?" when missing. */
+export function nameOf(o: KubeObject): string {
+  return str(metaOf(o)["name"]) ?? "?";
+}
+
+/** metadata.generation when it is a number. */
+export function generationOf(o: KubeObject): number | undefined {
+  const g = metaOf(o)["generation"];
+  return typeof g === "number" && Number.isFinite(g) ? g : undefined;
+}
+
+/** metadata.annotations[key] when it is a non-empty string. */
+export function annotation(o: KubeObject, key: string): string | undefined {
+  return str(obj(metaOf(o)["annotations"])[key]);
+}
+
+/** A time in milliseconds since the epoch from an RFC 3339 string, or undefined. */
+export function timeOf(v: unknown): number | undefined {
+  const t = typeof v === "string" ? Date.parse(v) : Number.NaN;
+  return Number.isNaN(t) ? undefined : t;
+}
+
 /** Parses a list of conditions, dropping entries without a type. */
 export function parseConditions(list: unknown): Cond[] {
   const out: Cond[] = [];
@@ -73,6 +103,8 @@ export function parseConditions(list: unknown): Cond[] {
     if (typeof c["observedGeneration"] === "number") {
       cond.observedGeneration = c["observedGeneration"];
     }
+    const since = timeOf(c["lastTransitionTime"]);
+    if (since !== undefined) cond.since = since;
     out.push(cond);
   }
   return out;
@@ -97,6 +129,17 @@ export function hasCondition(conds: readonly Cond[], type: string, status: strin
 export function describe(c: Cond): string {
   if (c.reason && c.message) return `${c.reason}: ${c.message}`;
   return c.message ?? c.reason ?? c.type;
+}
+
+/**
+ * Progressing when `c` (a metav1.Condition) was written for an older metadata.generation than
+ * the object's: its verdict is about a spec the controller has not seen yet.
+ */
+export function staleCondition(o: KubeObject, c: Cond | undefined): HealthResult | undefined {
+  const generation = generationOf(o);
+  if (c?.observedGeneration === undefined || generation === undefined) return undefined;
+  if (c.observedGeneration >= generation) return undefined;
+  return result("Progressing", `waiting for the controller to observe generation ${generation}`);
 }
 
 /** "1 replica" / "2 replicas". */

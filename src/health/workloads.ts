@@ -4,6 +4,7 @@
 
 import type { KubeObject } from "../core/index.ts";
 import {
+  arr,
   conditionsOf,
   describe,
   findCondition,
@@ -16,6 +17,7 @@ import {
   specOf,
   statusOf,
   str,
+  timeOf,
 } from "./util.ts";
 
 /**
@@ -24,14 +26,19 @@ import {
  * - spec.paused → Suspended.
  * - Progressing condition with reason ProgressDeadlineExceeded → Degraded.
  * - status.updatedReplicas < spec.replicas (default 1), status.replicas > updatedReplicas (old
- *   pods still terminating) or availableReplicas < updatedReplicas → Progressing.
+ *   pods still terminating) or availableReplicas < updatedReplicas → Progressing (Argo).
+ * - readyReplicas < spec.replicas, an Available condition that is not True, or (with a
+ *   progress deadline, which apps/v1 always defaults) a Progressing condition other than
+ *   True/NewReplicaSetAvailable → Progressing: the controller has not declared the rollout
+ *   complete (kstatus).
  * - else Healthy.
  */
 export function deploymentHealth(o: KubeObject): HealthResult {
   const spec = specOf(o);
   const st = statusOf(o);
   if (spec["paused"] === true) return result("Suspended", "rollout paused");
-  const progressing = findCondition(conditionsOf(o), "Progressing");
+  const conds = conditionsOf(o);
+  const progressing = findCondition(conds, "Progressing");
   if (progressing?.reason === "ProgressDeadlineExceeded") {
     return result("Degraded", `progress deadline exceeded: ${progressing.message ?? ""}`.trim());
   }
@@ -39,6 +46,7 @@ export function deploymentHealth(o: KubeObject): HealthResult {
   const total = num(st["replicas"], 0);
   const updated = num(st["updatedReplicas"], 0);
   const available = num(st["availableReplicas"], 0);
+  const ready = num(st["readyReplicas"], 0);
   if (updated < replicas) {
     return result("Progressing", `${updated} of ${replicas} replicas updated`);
   }
@@ -47,6 +55,16 @@ export function deploymentHealth(o: KubeObject): HealthResult {
   }
   if (available < updated) {
     return result("Progressing", `${available} of ${updated} updated replicas available`);
+  }
+  if (ready < replicas) return result("Progressing", `${ready} of ${replicas} replicas ready`);
+  const availableCond = findCondition(conds, "Available");
+  if (availableCond && availableCond.status !== "True") {
+    return result("Progressing", `not available: ${describe(availableCond)}`);
+  }
+  const complete =
+    progressing?.status === "True" && progressing.reason === "NewReplicaSetAvailable";
+  if (typeof spec["progressDeadlineSeconds"] === "number" && progressing && !complete) {
+    return result("Progressing", `rollout not complete: ${describe(progressing)}`);
   }
   return result("Healthy", `${available} of ${replicas} replicas available`);
 }
@@ -59,7 +77,8 @@ export function deploymentHealth(o: KubeObject): HealthResult {
  * - status.replicas > spec.replicas → Progressing (pods of a scale-down still terminating).
  * - RollingUpdate with partition P > 0 → only ordinals >= P are updated: Progressing while
  *   updatedReplicas < replicas - P, else Healthy (currentRevision stays behind by design).
- * - currentRevision != updateRevision → Progressing (rolling update not finished).
+ * - status.currentReplicas < spec.replicas, or currentRevision != updateRevision → Progressing
+ *   (rolling update not finished; kstatus checks both).
  * - else Healthy.
  */
 export function statefulSetHealth(o: KubeObject): HealthResult {
@@ -96,35 +115,53 @@ export function statefulSetHealth(o: KubeObject): HealthResult {
   if (current !== next) {
     return result("Progressing", `${updated} of ${replicas} replicas updated to ${next ?? "?"}`);
   }
+  const currentReplicas = num(st["currentReplicas"], 0);
+  if (currentReplicas < replicas) {
+    return result(
+      "Progressing",
+      `${currentReplicas} of ${replicas} replicas at the current revision`,
+    );
+  }
   return result("Healthy", `${ready} of ${replicas} replicas ready`);
 }
 
 /**
  * apps/DaemonSet, after Argo CD (health_daemonset.go) and kstatus (core.go daemonsetConditions).
+ * - status.desiredNumberScheduled absent → Progressing (the controller has not counted the
+ *   nodes yet; kstatus).
+ * - currentNumberScheduled < desiredNumberScheduled → Progressing (pods not placed yet).
  * - updateStrategy RollingUpdate and updatedNumberScheduled < desiredNumberScheduled → Progressing.
- * - numberAvailable < desiredNumberScheduled → Progressing (also with OnDelete, whose updates
- *   are not tracked: like StatefulSet, it is Healthy once every scheduled pod is available).
+ * - numberAvailable or numberReady < desiredNumberScheduled → Progressing (also with OnDelete,
+ *   whose updates are not tracked: like StatefulSet, it is Healthy once every scheduled pod is
+ *   available).
  * - else Healthy.
  */
 export function daemonSetHealth(o: KubeObject): HealthResult {
   const st = statusOf(o);
+  if (typeof st["desiredNumberScheduled"] !== "number") {
+    return result("Progressing", "waiting for the controller to schedule pods");
+  }
   const onDelete = obj(specOf(o)["updateStrategy"])["type"] === "OnDelete";
   const desired = num(st["desiredNumberScheduled"], 0);
+  const current = num(st["currentNumberScheduled"], 0);
   const updated = num(st["updatedNumberScheduled"], 0);
   const available = num(st["numberAvailable"], 0);
+  const ready = num(st["numberReady"], 0);
+  if (current < desired) return result("Progressing", `${current} of ${desired} pods scheduled`);
   if (!onDelete && updated < desired) {
     return result("Progressing", `${updated} of ${desired} pods updated`);
   }
   if (available < desired) {
     return result("Progressing", `${available} of ${desired} pods available`);
   }
+  if (ready < desired) return result("Progressing", `${ready} of ${desired} pods ready`);
   return result("Healthy", `${available} of ${desired} pods available`);
 }
 
 /**
  * apps/ReplicaSet, after Argo CD (health_replicaset.go) and kstatus (core.go replicasetConditions).
  * - ReplicaFailure condition True (pods could not be created, e.g. quota) → Degraded.
- * - status.availableReplicas < spec.replicas (default 1) → Progressing.
+ * - status.availableReplicas or readyReplicas < spec.replicas (default 1) → Progressing.
  * - else Healthy.
  */
 export function replicaSetHealth(o: KubeObject): HealthResult {
@@ -132,9 +169,11 @@ export function replicaSetHealth(o: KubeObject): HealthResult {
   if (failure?.status === "True") return result("Degraded", describe(failure));
   const replicas = num(specOf(o)["replicas"], 1);
   const available = num(statusOf(o)["availableReplicas"], 0);
+  const ready = num(statusOf(o)["readyReplicas"], 0);
   if (available < replicas) {
     return result("Progressing", `${available} of ${replicas} replicas available`);
   }
+  if (ready < replicas) return result("Progressing", `${ready} of ${replicas} replicas ready`);
   return result("Healthy", `${available} of ${replicas} replicas available`);
 }
 
@@ -169,15 +208,30 @@ export function jobHealth(o: KubeObject): HealthResult {
 }
 
 /**
- * batch/CronJob, after Argo CD (CronJob is Suspended when spec.suspend, gitops-engine health.go
- * docs) and kstatus (core.go: batch/CronJob is alwaysReady).
- * - spec.suspend → Suspended.
+ * batch/CronJob, after Argo CD (resource_customizations/batch/CronJob/health.lua) with one
+ * difference, and kstatus (core.go: batch/CronJob is alwaysReady).
+ * - spec.suspend → Suspended. (Argo reports Healthy "CronJob is Suspended", as a workaround
+ *   for its own sync problem argoproj/argo-cd#24428; a suspended CronJob is what Suspended means.)
+ * - never scheduled, a Job running now, or no successful run yet → Healthy, saying which.
+ * - status.lastSuccessfulTime before status.lastScheduleTime with no Job active → Degraded:
+ *   the last scheduled run ended without succeeding.
  * - else Healthy, with when it last scheduled a Job relative to `now`.
  * The Jobs it creates are not assessed here: they are not in the App's inventory.
  */
 export function cronJobHealth(o: KubeObject, now: Date): HealthResult {
   if (specOf(o)["suspend"] === true) return result("Suspended", "suspended");
-  const last = Date.parse(str(statusOf(o)["lastScheduleTime"]) ?? "");
-  if (Number.isNaN(last)) return result("Healthy", "not scheduled yet");
-  return result("Healthy", `last scheduled ${formatAge(now.getTime() - last)} ago`);
+  const st = statusOf(o);
+  const scheduled = timeOf(st["lastScheduleTime"]);
+  if (scheduled === undefined) return result("Healthy", "not scheduled yet");
+  const ago = `last scheduled ${formatAge(now.getTime() - scheduled)} ago`;
+  if (arr(st["active"]).length > 0) return result("Healthy", `${ago}, running now`);
+  const succeeded = timeOf(st["lastSuccessfulTime"]);
+  if (succeeded === undefined) return result("Healthy", `${ago}, no successful run yet`);
+  if (succeeded < scheduled) {
+    return result(
+      "Degraded",
+      `the last run (${ago}) did not succeed; last success ${formatAge(now.getTime() - succeeded)} ago`,
+    );
+  }
+  return result("Healthy", ago);
 }
