@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { appCrd, toStructural } from "./crd.ts";
 import { renderCrdYaml } from "./crd-yaml.ts";
+import { ONE_SOURCE } from "./schema.ts";
 import { validateSpec } from "./validate.ts";
 
 describe("App CRD", () => {
@@ -115,11 +116,7 @@ describe("validateSpec", () => {
   it("refuses both or neither source", () => {
     const none = validateSpec({ source: {} });
     expect(none.ok ? [] : none.error).toEqual([
-      {
-        code: "InvalidSpec",
-        path: "spec.source",
-        message: "exactly one of source.git and source.image must be set",
-      },
+      { code: "InvalidSpec", path: "spec.source", message: ONE_SOURCE },
     ]);
   });
 });

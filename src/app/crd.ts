@@ -1,6 +1,15 @@
 // Derives the App CustomResourceDefinition from the zod schema (the one source of truth).
 import { z } from "zod";
-import { API_VERSION, AppSpec, AppStatus, GROUP, KIND, PLURAL, VERSION } from "./schema.ts";
+import {
+  API_VERSION,
+  AppSpec,
+  AppStatus,
+  GROUP,
+  KIND,
+  ONE_SOURCE,
+  PLURAL,
+  VERSION,
+} from "./schema.ts";
 
 type Json = { [key: string]: unknown };
 
@@ -28,7 +37,7 @@ const DROP = new Set(["$schema", "propertyNames", "additionalProperties", "$id",
 /**
  * Rewrites zod's JSON Schema (draft 2020-12) into a Kubernetes structural schema:
  * drops unsupported keywords, turns `additionalProperties: {schema}` maps into
- * OpenAPI maps, and the "exactly one of git/image" rule into a CEL validation.
+ * OpenAPI maps, and the "exactly one of git/image/app" rule into a CEL validation.
  * Source: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
  */
 export function toStructural(schema: unknown): unknown {
@@ -66,8 +75,8 @@ export function appCrd(): Json {
   const source = (spec["properties"] as Json)["source"] as Json;
   source["x-kubernetes-validations"] = [
     {
-      rule: "has(self.git) != has(self.image)",
-      message: "exactly one of source.git and source.image must be set",
+      rule: "[has(self.git), has(self.image), has(self.app)].filter(x, x).size() == 1",
+      message: ONE_SOURCE,
     },
   ];
   const status = schemaOf(AppStatus);

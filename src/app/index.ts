@@ -1,6 +1,8 @@
 // The App API: schema, types, validation and labels/finalizer names.
 
+export * from "./app-source.ts";
 export * from "./duration.ts";
 export * from "./schema.ts";
+export * from "./tag-policy.ts";
 export * from "./tracking.ts";
 export * from "./validate.ts";

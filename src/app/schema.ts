@@ -1,6 +1,7 @@
 // The App API, plumb.dev/v1alpha1: one zod schema from which the TypeScript types,
 // runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
 import { z } from "zod";
+import { AppSource } from "./app-source.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Longest spec.interval accepted (a year): beyond it dates overflow. */
@@ -80,12 +81,19 @@ export const ImageSource = z
   })
   .describe("A single container image rendered to a Deployment, Service and optional Ingress.");
 
+/** The message of the exactly-one-source rule (zod refine and the CRD's CEL rule). */
+export const ONE_SOURCE = "exactly one of source.git, source.image and source.app must be set";
+
 export const Source = z
-  .object({ git: GitSource.optional(), image: ImageSource.optional() })
-  .refine((s) => (s.git === undefined) !== (s.image === undefined), {
-    message: "exactly one of source.git and source.image must be set",
+  .object({
+    git: GitSource.optional(),
+    image: ImageSource.optional(),
+    app: AppSource.optional(),
   })
-  .describe("Where the desired state comes from: exactly one of git or image.");
+  .refine((s) => [s.git, s.image, s.app].filter((x) => x !== undefined).length === 1, {
+    message: ONE_SOURCE,
+  })
+  .describe("Where the desired state comes from: exactly one of git, image or app.");
 
 export const Destination = z
   .object({

@@ -95,7 +95,7 @@ describe("App CRD", () => {
     });
     expect(both.status).toBe(422);
     expect((both.body as { message: string }).message).toContain(
-      "exactly one of source.git and source.image must be set",
+      "exactly one of source.git, source.image and source.app must be set",
     );
   });
 });
