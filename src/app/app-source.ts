@@ -68,6 +68,21 @@ const envNames = (rec: Record<string, unknown>, ctx: z.RefinementCtx) => {
   }
 };
 
+/** A variable is set once: in env or in secretEnv. */
+const distinctEnv = (
+  o: { env?: Record<string, string> | undefined; secretEnv?: Record<string, unknown> | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  for (const key of Object.keys(o.secretEnv ?? {})) {
+    if (o.env && key in o.env)
+      ctx.addIssue({
+        code: "custom",
+        message: "is set in env too; set it in one of them",
+        path: ["secretEnv", key],
+      });
+  }
+};
+
 const env = z
   .record(z.string(), z.string())
   .superRefine(envNames)
@@ -206,6 +221,7 @@ export const AppService = z
     message: "a liveness check needs a port",
     path: ["liveness"],
   })
+  .superRefine(distinctEnv)
   .refine((s) => s.volume === undefined || s.replicas <= 1, {
     message: "a service with a volume runs at most 1 replica (a ReadWriteOnce volume)",
     path: ["replicas"],
@@ -246,6 +262,7 @@ export const AppJob = z
       .default("Forbid")
       .describe("What a run does while the previous one still runs."),
   })
+  .superRefine(distinctEnv)
   .refine((j) => (j.service === undefined) !== (j.image === undefined), {
     message: "exactly one of service and image must be set",
   })

@@ -1,5 +1,6 @@
 // The App API: schema, types, validation and labels/finalizer names.
 
+export * from "./annotations.ts";
 export * from "./app-source.ts";
 export * from "./duration.ts";
 export * from "./schema.ts";

@@ -2,3 +2,4 @@
 export * from "./image.ts";
 export * from "./manifests.ts";
 export * from "./render.ts";
+export * from "./service/index.ts";
