@@ -93,10 +93,19 @@ export interface GitPort {
   fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
 }
 
-/** OCI distribution API, as the loop needs it. */
+/** OCI distribution API, as the loop needs it. Errors are thrown as SourceError. */
 export interface ImagePort {
   /** The manifest digest ("sha256:...") that repository:tag names now. */
   resolve(source: ImageSource, auth: SourceAuth | undefined): Promise<string>;
+  /**
+   * What `tag` of `repository` names now: a tag, or a semver range over the repository's tags
+   * (the highest match), with the manifest digest of the tag chosen (spec.source.app).
+   */
+  pin(
+    repository: string,
+    tag: string,
+    auth: SourceAuth | undefined,
+  ): Promise<{ tag: string; digest: string }>;
 }
 
 /** Slack incoming webhook. */

@@ -1,5 +1,6 @@
-// A real OCI registry for tests, just enough of the distribution API to resolve tags: node:http
-// on 127.0.0.1 serving /v2/, HEAD and GET /v2/<name>/manifests/<tag|digest>, and (bearer mode) a
+// A real OCI registry for tests, just enough of the distribution API to resolve and list tags:
+// node:http on 127.0.0.1 serving /v2/, HEAD and GET /v2/<name>/manifests/<tag|digest>, GET
+// /v2/<name>/tags/list (n, last and a Link header, as distribution pages), and (bearer mode) a
 // Docker token-auth endpoint at /token. Manifests live in memory; push() replaces a tag.
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -27,6 +28,10 @@ export interface RegistryOptions {
   badDigest?: boolean;
   /** JSON field /token puts the token in (default "token"; "access_token" is the OAuth2 name). */
   tokenField?: "token" | "access_token";
+  /** Most tags per tags/list page, whatever `n` asks (distribution's own cap); default 1000. */
+  maxPageSize?: number;
+  /** Write Link URLs absolute, with this origin (a registry behind a proxy might). */
+  linkOrigin?: string;
 }
 
 /** A fault injected into every following request until cleared: a status, or never answering. */
@@ -59,6 +64,7 @@ interface Stored {
 
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const MANIFEST_PATH = /^\/v2\/(.+)\/manifests\/([^/]+)$/;
+const TAGS_PATH = /^\/v2\/(.+)\/tags\/list$/;
 
 /** Starts a registry on 127.0.0.1 with a random port. */
 export async function startRegistry(options: RegistryOptions = {}): Promise<TestRegistry> {
@@ -158,6 +164,27 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
     res.end(req.method === "HEAD" ? undefined : stored.bytes);
   };
 
+  /** distribution's tag pagination: sorted tags after `last`, at most `n`, Link to the next page. */
+  const tagList = (req: IncomingMessage, res: ServerResponse, name: string, q: URLSearchParams) => {
+    if (!authorized(req, res, name)) return;
+    const stored = tags.get(name);
+    if (!stored) {
+      error(res, 404, "NAME_UNKNOWN");
+      return;
+    }
+    const cap = options.maxPageSize ?? 1000;
+    const n = Math.min(Number(q.get("n") ?? cap) || cap, cap);
+    const last = q.get("last");
+    const all = [...stored.keys()].sort().filter((t) => last === null || t > last);
+    const page = all.slice(0, n);
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (all.length > page.length) {
+      const next = `/v2/${name}/tags/list?n=${n}&last=${encodeURIComponent(page.at(-1) ?? "")}`;
+      headers["link"] = `<${options.linkOrigin ?? ""}${next}>; rel="next"`;
+    }
+    res.writeHead(200, headers).end(JSON.stringify({ name, tags: page }));
+  };
+
   const server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
     if (fault === "hang") {
@@ -180,6 +207,11 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
     if (u.pathname === "/v2/" || u.pathname === "/v2") {
       if (authorized(req, res, ""))
         res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      return;
+    }
+    const t = TAGS_PATH.exec(u.pathname);
+    if (t?.[1] && req.method === "GET") {
+      tagList(req, res, t[1], u.searchParams);
       return;
     }
     const m = MANIFEST_PATH.exec(u.pathname);

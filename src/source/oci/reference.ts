@@ -6,7 +6,18 @@ import { SourceError } from "../../core/errors.ts";
 /** Host that Docker Hub references ("nginx", "org/web", "docker.io/...") are fetched from. */
 export const DOCKER_HUB_HOST = "registry-1.docker.io";
 
-const FIELD = "spec.source.image.repository";
+/** The spec fields an image reference came from, for messages. */
+export interface SpecFields {
+  repository: string;
+  tag: string;
+  secretRef: string;
+}
+/** The fields of spec.source.image. */
+export const IMAGE_FIELDS: SpecFields = {
+  repository: "spec.source.image.repository",
+  tag: "spec.source.image.tag",
+  secretRef: "spec.source.image.secretRef",
+};
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 /** Tag grammar from the distribution spec. */
 const TAG = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
@@ -34,9 +45,14 @@ export interface ImageReference {
  * "library/"); otherwise the first segment is the registry host. "docker.io" and "index.docker.io"
  * mean Docker Hub. Throws SourceError (not transient) for a repository holding a tag ("web:1.2"),
  * a digest ("web@sha256:..."), a scheme, userinfo, upper-case or other characters the distribution
- * spec does not allow in a name.
+ * spec does not allow in a name. `fields` name the spec fields in messages (the image source's
+ * by default; spec.source.app's services name their own).
  */
-export function parseImageReference(repository: string): ImageReference {
+export function parseImageReference(
+  repository: string,
+  fields: SpecFields = IMAGE_FIELDS,
+): ImageReference {
+  const FIELD = fields.repository;
   const quoted = JSON.stringify(
     repository.length > 100 ? `${repository.slice(0, 100)}…` : repository,
   );
@@ -46,13 +62,13 @@ export function parseImageReference(repository: string): ImageReference {
     if (DIGEST_SUFFIX.test(repository)) {
       const bare = JSON.stringify(repository.slice(0, at));
       throw new SourceError(
-        `invalid ${FIELD} ${bare}@…: it holds a digest; give the repository alone and the tag in spec.source.image.tag`,
+        `invalid ${FIELD} ${bare}@…: it holds a digest; give the repository alone and the tag in ${fields.tag}`,
         false,
       );
     }
     // Possibly "user:password@host/...": never echo it.
     throw new SourceError(
-      `invalid ${FIELD}: it must not contain "@" (put registry credentials in spec.source.image.secretRef)`,
+      `invalid ${FIELD}: it must not contain "@" (put registry credentials in ${fields.secretRef})`,
       false,
     );
   }
@@ -70,7 +86,7 @@ export function parseImageReference(repository: string): ImageReference {
   let name = isHost ? repository.slice(slash + 1) : repository;
   const last = name.slice(name.lastIndexOf("/") + 1);
   if (last.includes(":")) {
-    throw invalid("it holds a tag; give the repository alone and the tag in spec.source.image.tag");
+    throw invalid(`it holds a tag; give the repository alone and the tag in ${fields.tag}`);
   }
   if (isHost) {
     if (!HOST.test(host) || !validUrlHost(host))

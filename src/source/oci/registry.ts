@@ -18,8 +18,8 @@ export const REGISTRY_TOKEN_USERNAME = "oauth2accesstoken";
 
 /** Characters a bearer token may have (visible ASCII: it goes into a header unchanged). */
 const TOKEN_CHARS = /^[\x21-\x7e]+$/;
-const ANONYMOUS_HINT =
-  ": no credentials were given; the repository may be private (set spec.source.image.secretRef) or may not exist";
+const anonymousHint = (secretRef: string) =>
+  `: no credentials were given; the repository may be private (set ${secretRef}) or may not exist`;
 const MAX_TOKEN_BYTES = 64 * 1024;
 
 export interface RegistryOptions {
@@ -32,6 +32,8 @@ export interface RegistryOptions {
    * localhost, 127.0.0.1 and [::1] always are; every other registry is https.
    */
   insecureHosts?: readonly string[];
+  /** The spec field holding registry credentials, for messages (default spec.source.image.secretRef). */
+  secretRefField?: string;
 }
 
 /** Requests to one repository of a registry (see openRepository). */
@@ -89,7 +91,7 @@ export function openRepository(
   // Docker Hub answers 401 for a repository that does not exist, as for a private one.
   const authFailed = (status: number) =>
     new SourceError(
-      `authentication failed for ${where} (HTTP ${status})${creds ? "" : ANONYMOUS_HINT}`,
+      `authentication failed for ${where} (HTTP ${status})${creds ? "" : anonymousHint(options.secretRefField ?? "spec.source.image.secretRef")}`,
       false,
     );
 
