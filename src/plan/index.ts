@@ -2,6 +2,7 @@
 export * from "./applied.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
+export * from "./dns.ts";
 export * from "./drift.ts";
 export * from "./events.ts";
 export * from "./gates.ts";

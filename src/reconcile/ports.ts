@@ -1,7 +1,17 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
-// src/source (Git smart HTTP, OCI registry), src/notify (Slack). Tests pass fakes.
+// src/source (Git smart HTTP, OCI registry), src/notify (Slack), src/dns (Cloudflare DNS).
+// Tests pass fakes.
 import type { App, AppStatus, GitSource, ImageSource } from "../app/index.ts";
-import type { KubeObject, ObjectRef, Redactor, SourceFile } from "../core/index.ts";
+import type {
+  DnsRecord,
+  DnsRecordInput,
+  KubeObject,
+  ObjectRef,
+  Redactor,
+  SourceFile,
+} from "../core/index.ts";
+
+export type { DnsRecord, DnsRecordInput } from "../core/index.ts";
 
 /** API resource found by discovery for a group/version/kind. */
 export interface ResourceInfo {
@@ -108,6 +118,29 @@ export interface ImagePort {
   ): Promise<{ tag: string; digest: string }>;
 }
 
+/** DNS records of one zone (issue 17; adapter: src/dns). Errors are thrown as Error. */
+export interface DnsPort {
+  /** Records of any type named exactly `name`. */
+  listByName(name: string): Promise<DnsRecord[]>;
+  /** Records whose comment is exactly `comment`. */
+  listByComment(comment: string): Promise<DnsRecord[]>;
+  create(record: DnsRecordInput): Promise<DnsRecord>;
+  /** Overwrites record `id` with `record`. */
+  update(id: string, record: DnsRecordInput): Promise<DnsRecord>;
+  delete(id: string): Promise<void>;
+}
+
+/** DNS for the Apps' domains: the records port and the cluster settings it works with. */
+export interface DnsSettings {
+  records: DnsPort;
+  /** Zone name ("example.com"): domains outside it get no record. */
+  zone: string;
+  /** What each record points at, and the record type that calls for. */
+  target: string;
+  type: "A" | "AAAA" | "CNAME";
+  proxied: boolean;
+}
+
 /** Slack incoming webhook. */
 export interface NotifyPort {
   /** Posts `payload` (Slack message JSON) to the incoming-webhook URL. */
@@ -120,6 +153,10 @@ export interface Ports {
   git: GitPort;
   image?: ImagePort;
   notify?: NotifyPort;
+  /** DNS records for the Apps' domains, when the cluster settings configure a zone. */
+  dns?: DnsSettings;
+  /** How spec.source.app renders Ingresses (cluster settings: ingress class, cert-manager issuer). */
+  ingress?: { ingressClassName?: string; clusterIssuer?: string };
   /** Identity written into Leases and Events (e.g. "plumb-worker-<random>"). */
   holder: string;
   /** Cluster-wide policy: namespaces an App may deploy to besides its own ("*" for any). */

@@ -9,7 +9,49 @@ export interface RuntimeConfig {
   allowedClusterKinds: string[];
   /** Runs at once in `reconcile --all` and the cron tick. */
   concurrency: number;
+  /** How spec.source.app renders its Ingresses (PLUMB_INGRESS_CLASS, PLUMB_CLUSTER_ISSUER). */
+  ingress: { ingressClassName?: string; clusterIssuer?: string };
+  /** DNS records for the Apps' domains in one Cloudflare zone; absent when not configured. */
+  dns?: DnsConfig;
 }
+
+/** Cloudflare DNS settings (all of PLUMB_CLOUDFLARE_API_TOKEN, _ZONE_ID, PLUMB_DNS_ZONE, _TARGET). */
+export interface DnsConfig {
+  /** API token with DNS:Edit on the zone (secret: never logged). */
+  apiToken: string;
+  /** The zone's id (32 hex characters, the dashboard's "Zone ID"). */
+  zoneId: string;
+  /** The zone's name ("example.com"): domains outside it get no record. */
+  zone: string;
+  /** What records point at: an IPv4 (A record), IPv6 (AAAA) or host name (CNAME). */
+  target: string;
+  /** The record type the target calls for. */
+  type: "A" | "AAAA" | "CNAME";
+  /** Records proxied through Cloudflare (orange cloud). Default false. */
+  proxied: boolean;
+}
+
+/** RFC 1123 subdomain: names of IngressClasses and ClusterIssuers. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const HOSTNAME =
+  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
+const IPV4 = /^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/;
+const DNS_VARS = [
+  "PLUMB_CLOUDFLARE_API_TOKEN",
+  "PLUMB_CLOUDFLARE_ZONE_ID",
+  "PLUMB_DNS_ZONE",
+  "PLUMB_DNS_TARGET",
+] as const;
+
+const OPTIONAL_EMPTY = new Set<string>([
+  ...DNS_VARS,
+  "PLUMB_DNS_PROXIED",
+  "PLUMB_INGRESS_CLASS",
+  "PLUMB_CLUSTER_ISSUER",
+]);
+
+const name = (what: string) =>
+  z.string().max(253).regex(DNS_SUBDOMAIN, `must be the name of ${what}`).optional();
 
 const Env = z.object({
   PLUMB_ALLOWED_DESTINATIONS: z.string().optional(),
@@ -18,14 +60,52 @@ const Env = z.object({
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a positive integer")
     .optional(),
+  PLUMB_INGRESS_CLASS: name("an IngressClass"),
+  PLUMB_CLUSTER_ISSUER: name("a cert-manager ClusterIssuer"),
+  PLUMB_CLOUDFLARE_API_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{20,200}$/, "must be a Cloudflare API token (20 to 200 visible characters)")
+    .optional(),
+  PLUMB_CLOUDFLARE_ZONE_ID: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/, "must be a zone id (32 lower-case hex characters)")
+    .optional(),
+  PLUMB_DNS_ZONE: z.string().regex(HOSTNAME, "must be a zone name such as example.com").optional(),
+  PLUMB_DNS_TARGET: z
+    .string()
+    .refine(
+      (t) => IPV4.test(t) || isIpv6(t) || HOSTNAME.test(t),
+      "must be an IPv4 or IPv6 address or a host name",
+    )
+    .optional(),
+  PLUMB_DNS_PROXIED: z.enum(["true", "false"], "must be true or false").optional(),
 });
+
+function isIpv6(text: string): boolean {
+  if (!text.includes(":")) return false;
+  try {
+    return new URL(`http://[${text}]/`).hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/** The DNS record type for a target: A for IPv4, AAAA for IPv6, CNAME for a host name. */
+function recordTypeFor(target: string): "A" | "AAAA" | "CNAME" {
+  return IPV4.test(target) ? "A" : isIpv6(target) ? "AAAA" : "CNAME";
+}
 
 /**
  * Parses runtime settings. @throws Error naming the bad variable, e.g.
- * "PLUMB_CONCURRENCY: must be a positive integer".
+ * "PLUMB_CONCURRENCY: must be a positive integer" (never echoing a value).
  */
 export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig {
-  const r = Env.safeParse(env);
+  // An empty ingress or DNS variable is an unset one (a blank line in a .env file).
+  const r = Env.safeParse(
+    Object.fromEntries(
+      Object.entries(env).filter(([k, v]) => !(v === "" && OPTIONAL_EMPTY.has(k))),
+    ),
+  );
   if (!r.success) {
     const issue = r.error.issues[0]!;
     throw new Error(`${issue.path.join(".")}: ${issue.message}`);
@@ -35,10 +115,30 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean);
-  const allowed = list(r.data.PLUMB_ALLOWED_DESTINATIONS);
-  return {
-    allowedDestinations: allowed,
-    allowedClusterKinds: list(r.data.PLUMB_ALLOWED_CLUSTER_KINDS),
-    concurrency: Number(r.data.PLUMB_CONCURRENCY ?? "4"),
+  const d = r.data;
+  const ingress: RuntimeConfig["ingress"] = {};
+  if (d.PLUMB_INGRESS_CLASS) ingress.ingressClassName = d.PLUMB_INGRESS_CLASS;
+  if (d.PLUMB_CLUSTER_ISSUER) ingress.clusterIssuer = d.PLUMB_CLUSTER_ISSUER;
+  const config: RuntimeConfig = {
+    allowedDestinations: list(d.PLUMB_ALLOWED_DESTINATIONS),
+    allowedClusterKinds: list(d.PLUMB_ALLOWED_CLUSTER_KINDS),
+    concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
+    ingress,
   };
+  const set = DNS_VARS.filter((v) => d[v] !== undefined);
+  if (set.length > 0 && set.length < DNS_VARS.length) {
+    const missing = DNS_VARS.filter((v) => !set.includes(v));
+    throw new Error(`${missing.join(", ")}: required with ${set.join(", ")} (DNS records)`);
+  }
+  if (set.length === DNS_VARS.length) {
+    config.dns = {
+      apiToken: d.PLUMB_CLOUDFLARE_API_TOKEN!,
+      zoneId: d.PLUMB_CLOUDFLARE_ZONE_ID!,
+      zone: d.PLUMB_DNS_ZONE!,
+      target: d.PLUMB_DNS_TARGET!,
+      type: recordTypeFor(d.PLUMB_DNS_TARGET!),
+      proxied: d.PLUMB_DNS_PROXIED === "true",
+    };
+  }
+  return config;
 }

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { parseRuntimeConfig } from "./config.ts";
+
+const dns = {
+  PLUMB_CLOUDFLARE_API_TOKEN: "cf-token-0123456789abcdefghij",
+  PLUMB_CLOUDFLARE_ZONE_ID: "0123456789abcdef0123456789abcdef",
+  PLUMB_DNS_ZONE: "example.com",
+  PLUMB_DNS_TARGET: "203.0.113.7",
+};
+
+describe("parseRuntimeConfig", () => {
+  it("defaults: no ingress settings, no DNS", () => {
+    expect(parseRuntimeConfig({})).toEqual({
+      allowedDestinations: [],
+      allowedClusterKinds: [],
+      concurrency: 4,
+      ingress: {},
+    });
+    expect(parseRuntimeConfig({ PLUMB_INGRESS_CLASS: "", PLUMB_DNS_ZONE: "" }).dns).toBeUndefined();
+  });
+
+  it("reads the ingress class and cert-manager issuer", () => {
+    expect(
+      parseRuntimeConfig({ PLUMB_INGRESS_CLASS: "nginx", PLUMB_CLUSTER_ISSUER: "letsencrypt-prod" })
+        .ingress,
+    ).toEqual({ ingressClassName: "nginx", clusterIssuer: "letsencrypt-prod" });
+  });
+
+  it.each([
+    ["203.0.113.7", "A"],
+    ["2001:db8::7", "AAAA"],
+    ["lb.example.net", "CNAME"],
+  ])("a DNS target %s makes %s records", (target, type) => {
+    expect(parseRuntimeConfig({ ...dns, PLUMB_DNS_TARGET: target }).dns).toEqual({
+      apiToken: dns.PLUMB_CLOUDFLARE_API_TOKEN,
+      zoneId: dns.PLUMB_CLOUDFLARE_ZONE_ID,
+      zone: "example.com",
+      target,
+      type,
+      proxied: false,
+    });
+  });
+
+  it.each([
+    [{ PLUMB_INGRESS_CLASS: "Nginx!" }, "PLUMB_INGRESS_CLASS: must be the name of an IngressClass"],
+    [
+      { PLUMB_CLUSTER_ISSUER: "a_b" },
+      "PLUMB_CLUSTER_ISSUER: must be the name of a cert-manager ClusterIssuer",
+    ],
+    [
+      { ...dns, PLUMB_CLOUDFLARE_ZONE_ID: "zone" },
+      "PLUMB_CLOUDFLARE_ZONE_ID: must be a zone id (32 lower-case hex characters)",
+    ],
+    [
+      { ...dns, PLUMB_DNS_TARGET: "http://lb" },
+      "PLUMB_DNS_TARGET: must be an IPv4 or IPv6 address or a host name",
+    ],
+    [{ ...dns, PLUMB_DNS_PROXIED: "yes" }, "PLUMB_DNS_PROXIED: must be true or false"],
+    [
+      { PLUMB_DNS_ZONE: "example.com", PLUMB_DNS_TARGET: "203.0.113.7" },
+      "PLUMB_CLOUDFLARE_API_TOKEN, PLUMB_CLOUDFLARE_ZONE_ID: required with PLUMB_DNS_ZONE, PLUMB_DNS_TARGET (DNS records)",
+    ],
+  ])("refuses %j", (env, message) => {
+    expect(() => parseRuntimeConfig(env)).toThrow(message);
+  });
+
+  it("never echoes the API token in an error", () => {
+    const token = "short token with spaces";
+    let message = "";
+    try {
+      parseRuntimeConfig({ ...dns, PLUMB_CLOUDFLARE_API_TOKEN: token });
+    } catch (err) {
+      message = String(err);
+    }
+    expect(message).toBe(
+      "Error: PLUMB_CLOUDFLARE_API_TOKEN: must be a Cloudflare API token (20 to 200 visible characters)",
+    );
+    expect(message).not.toContain(token);
+  });
+});
