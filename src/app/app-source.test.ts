@@ -110,6 +110,12 @@ describe("spec.source.app", () => {
     expect(validateSpec({ source: { app: valid, image: { repository: "r/web" } } }).ok).toBe(false);
   });
 
+  it("its patterns are RE2 (the API server refuses lookarounds and backreferences)", () => {
+    const patterns = [...JSON.stringify(appCrd()).matchAll(/"pattern":"((?:[^"\\]|\\.)*)"/g)];
+    expect(patterns.length).toBeGreaterThan(10);
+    for (const [, p] of patterns) expect(p).not.toMatch(/\(\?[=!<]|\\[1-9]/);
+  });
+
   it("every field has a description for kubectl explain", () => {
     const missing: string[] = [];
     const walk = (node: unknown, at: string) => {

@@ -9,9 +9,11 @@ import { isTagRange, normalizeRange } from "./tag-policy.ts";
 const DNS_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 /** RFC 1123 subdomain: Secret names. */
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** A host name for an Ingress rule: lower-case RFC 1123, at least two labels, no wildcard. */
-const HOSTNAME =
-  /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
+/**
+ * A host name for an Ingress rule: lower-case RFC 1123, at least two labels, no wildcard (length
+ * checked apart: the API server's RE2 has no lookahead).
+ */
+const HOSTNAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 /** Environment variable names as Kubernetes validated them before 1.34 (portable to any shell). */
 const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 /** A resource.Quantity: "100m", "0.5", "128Mi", "1Gi", "2e3". */

@@ -40,9 +40,9 @@ afterAll(async () => {
 
 describe("listTags", () => {
   it("follows the Link header page by page, on the registry itself, and returns every tag", async () => {
-    ["1.4.0", "1.4.2", "1.4.10", "1.5.0", "latest"].forEach((t, i) =>
-      paged.push("org/web", t, manifest(i)),
-    );
+    for (const [i, t] of ["1.4.0", "1.4.2", "1.4.10", "1.5.0", "latest"].entries()) {
+      paged.push("org/web", t, manifest(i));
+    }
     const repo = openRepository(parseImageReference(`${paged.host}/org/web`), undefined);
     const before = paged.requests.length;
     expect(await listTags(repo, "org/web")).toEqual([
