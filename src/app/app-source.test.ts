@@ -13,7 +13,7 @@ const valid = {
 
 function issues(app: unknown) {
   const r = validateSpec({ source: { app } });
-  return r.ok ? [] : r.issues;
+  return r.ok ? [] : r.error.map(({ path, message }) => ({ path, message }));
 }
 
 describe("spec.source.app", () => {

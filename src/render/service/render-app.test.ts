@@ -23,23 +23,23 @@ interface Case {
 function render(file: string): string {
   const c = parse(readFileSync(new URL(file, dir), "utf8")) as Case;
   const spec = validateSpec({ source: { app: c.source } });
-  if (!spec.ok) throw new Error(JSON.stringify(spec.issues));
+  if (!spec.ok) throw new Error(JSON.stringify(spec.error));
   const rendered = renderApp({
     app: c.app,
     source: spec.value.source.app!,
     pins: c.pins,
     settings: c.settings,
   });
-  if (!rendered.ok) throw new Error(JSON.stringify(rendered.issues));
-  const objects = renderObjects(rendered.objects, {
+  if (!rendered.ok) throw new Error(JSON.stringify(rendered.error));
+  const objects = renderObjects(rendered.value, {
     appNamespace: c.namespace,
     appName: c.app,
     destinationNamespace: c.namespace,
     allowedNamespaces: [],
     scopes: new Map(),
   });
-  if (!objects.ok) throw new Error(JSON.stringify(objects.issues));
-  return objects.objects.map((o) => stringify(o, { lineWidth: 0 })).join("---\n");
+  if (!objects.ok) throw new Error(JSON.stringify(objects.error));
+  return objects.value.map((o) => stringify(o, { lineWidth: 0 })).join("---\n");
 }
 
 const cases = readdirSync(dir)
@@ -65,7 +65,7 @@ describe("renderApp golden files", () => {
 describe("renderApp", () => {
   const source = (app: unknown) => {
     const r = validateSpec({ source: { app } });
-    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    if (!r.ok) throw new Error(JSON.stringify(r.error));
     return r.value.source.app!;
   };
 
@@ -89,15 +89,28 @@ describe("renderApp", () => {
       ],
       settings: {},
     });
-    expect(r.ok ? [] : r.issues).toEqual([
+    expect(r.ok ? [] : r.error).toEqual([
       {
+        code: "InvalidSpec",
         path: "metadata.name",
         message:
           "the App name is too long for needs: postgres (its objects are named a-very-long-application-name-that-is-too-long-for-pg-postgres, at most 52 characters)",
       },
-      { path: "spec.source.app.services.0.tag", message: "no digest is pinned for r/web:~1.4" },
-      { path: "spec.source.app.services.1.tag", message: "no digest is pinned for r/x:latest" },
-      { path: "spec.source.app.jobs.0.tag", message: "no digest is pinned for r/job:latest" },
+      {
+        code: "RenderError",
+        path: "spec.source.app.services.0.tag",
+        message: "no digest is pinned for r/web:~1.4",
+      },
+      {
+        code: "RenderError",
+        path: "spec.source.app.services.1.tag",
+        message: "no digest is pinned for r/x:latest",
+      },
+      {
+        code: "RenderError",
+        path: "spec.source.app.jobs.0.tag",
+        message: "no digest is pinned for r/job:latest",
+      },
     ]);
   });
 
@@ -108,8 +121,9 @@ describe("renderApp", () => {
       pins: [{ repository: "r/x", tag: "latest", digest: `sha256:${"b".repeat(64)}` }],
       settings: {},
     });
-    expect(r.ok ? [] : r.issues).toEqual([
+    expect(r.ok ? [] : r.error).toEqual([
       {
+        code: "InvalidSpec",
         path: "spec.source.app.services.0.name",
         message: '"shop-redis" is the name of a workload that needs: renders; choose another',
       },

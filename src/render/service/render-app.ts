@@ -1,8 +1,8 @@
 // An app source (spec.source.app) rendered to objects: its services, the workloads its needs
 // expand into, their password Secrets, and a CronJob per job. Pure and deterministic: the same
 // spec and pins give the same objects with the same key order.
-import type { AppJob, AppService, AppSource, Issue } from "../../app/index.ts";
-import type { KubeObject } from "../../core/index.ts";
+import type { AppJob, AppService, AppSource } from "../../app/index.ts";
+import { err, type Issue, type KubeObject, ok, type Result } from "../../core/index.ts";
 import type { ParsedObject } from "../manifests.ts";
 import { expandNeeds, needName } from "./needs.ts";
 import { type ImagePin, pinFor } from "./pins.ts";
@@ -26,9 +26,7 @@ export interface AppRenderInput {
   settings: IngressSettings;
 }
 
-export type AppRenderResult =
-  | { ok: true; objects: ParsedObject[] }
-  | { ok: false; issues: Issue[] };
+export type AppRenderResult = Result<ParsedObject[], Issue[]>;
 
 /** Longest StatefulSet name: its Pods carry the label controller-revision-hash=<name>-<10 chars>. */
 const MAX_STATEFULSET_NAME = 52;
@@ -56,6 +54,7 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
     const name = needName(app, need);
     if (name.length > MAX_STATEFULSET_NAME)
       issues.push({
+        code: "InvalidSpec",
         path: "metadata.name",
         message: `the App name is too long for needs: ${need} (its objects are named ${name}, at most ${MAX_STATEFULSET_NAME} characters)`,
       });
@@ -65,7 +64,12 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
   const image = (repository: string, tag: string, path: string) => {
     const pin = pinFor(pins, { repository, tag });
     if (!pin) {
-      issues.push({ path, message: `no digest is pinned for ${repository}:${tag}` });
+      // The revision rendered predates this image in the spec: a new revision fixes it.
+      issues.push({
+        code: "RenderError",
+        path,
+        message: `no digest is pinned for ${repository}:${tag}`,
+      });
       return undefined;
     }
     return { image: `${repository}@${pin.digest}`, version: pin.tag };
@@ -75,6 +79,7 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
     const path = `${ORIGIN}.services.${i}`;
     if (needNames.has(s.name)) {
       issues.push({
+        code: "InvalidSpec",
         path: `${path}.name`,
         message: `"${s.name}" is the name of a workload that needs: renders; choose another`,
       });
@@ -105,12 +110,9 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
       origin: `${ORIGIN}.jobs[${j.name}]`,
     });
   });
-  if (issues.length > 0) return { ok: false, issues };
+  if (issues.length > 0) return err(issues);
   // Plain trees: no value shared between two places (a YAML dump would write anchors).
-  return {
-    ok: true,
-    objects: out.map((p) => ({ ...p, object: JSON.parse(JSON.stringify(p.object)) })),
-  };
+  return ok(out.map((p) => ({ ...p, object: JSON.parse(JSON.stringify(p.object)) })));
 }
 
 function serviceWorkload(
