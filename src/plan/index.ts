@@ -1,12 +1,16 @@
 // Pure planning: gates, prune plan, conditions, schedule and notification decisions.
+export * from "./adopt.ts";
 export * from "./applied.ts";
+export * from "./apply-policy.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";
 export * from "./events.ts";
 export * from "./gates.ts";
+export * from "./hosts.ts";
 export * from "./inventory.ts";
+export * from "./managed-fields.ts";
 export * from "./notify.ts";
 export * from "./observed.ts";
 export * from "./operations.ts";

@@ -1,7 +1,14 @@
 // Prune plan: the set difference between the last inventory and the new desired set,
 // filtered by ownership and the protected kinds.
-import { ANNOTATION_PRUNE, LABEL_APP, LABEL_APP_NAMESPACE, type ObjectRef } from "../app/index.ts";
+import {
+  ANNOTATION_PRUNE,
+  LABEL_APP,
+  LABEL_APP_NAMESPACE,
+  type ObjectRef,
+  PRUNE_DISABLED,
+} from "../app/index.ts";
 import { describeRef, groupOf, type KubeObject, refKey } from "../core/index.ts";
+import { pruneDisabled } from "./apply-policy.ts";
 
 /** Kinds never pruned unless the live object is annotated plumb.dev/prune: "true". */
 const PROTECTED = new Set([
@@ -39,6 +46,8 @@ export interface PrunePlan {
  * kustomize-controller's inventory diff). Never deletes:
  * - an object another App's inventory also lists (dropped from ours: it is theirs now);
  * - an object whose live labels do not name this App (someone else's; dropped);
+ * - an object annotated `plumb.dev/prune: disabled` (Flux's `kustomize.toolkit.fluxcd.io/prune:
+ *   disabled`; orphaned and dropped, reported once), such as generated password Secrets;
  * - a Namespace, PVC or CRD unless annotated `plumb.dev/prune: "true"` (orphaned and dropped,
  *   reported once) — their deletion takes data or other objects with it.
  * An object absent from `live` is already gone and is dropped silently.
@@ -68,6 +77,14 @@ export function planPrune(input: PruneInput): PrunePlan {
       plan.skip.push({
         ref,
         reason: `${describeRef(ref)} is no longer labelled as this App's`,
+        keep: false,
+      });
+      continue;
+    }
+    if (pruneDisabled(live)) {
+      plan.skip.push({
+        ref,
+        reason: `${describeRef(ref)} is not pruned: annotated ${ANNOTATION_PRUNE}: ${PRUNE_DISABLED}`,
         keep: false,
       });
       continue;
