@@ -1,6 +1,7 @@
 // Node composition: ports from a kubeconfig, the Git adapter and Slack.
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
+import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import {
   configurationFromKubeConfig,
   createKubePort,
@@ -25,6 +26,7 @@ export function nodePorts(
   const git = createGitPort();
   const image = createImagePort();
   const notify = createSlackNotifier();
+  const dns = cloudflareDnsSettings(config.dns);
   const holder = `plumb-${hostname()}-${process.pid}`;
   return () => ({
     kube: createKubePort(transport),
@@ -34,6 +36,8 @@ export function nodePorts(
     holder,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
+    ingress: config.ingress,
+    ...(dns ? { dns } : {}),
     log: (entry) => console.error(JSON.stringify(redactor.redactValue(entry))),
     redactor,
   });

@@ -1,6 +1,7 @@
 // Cloudflare Worker: fetch (the Hono app), scheduled (cron: enqueue due Apps), queue (one
 // message = one App reconcile). Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
+import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
   configurationFromToken,
@@ -57,6 +58,7 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
 
 function portsFor(env: Env): Ports {
   const config = parseRuntimeConfig(env);
+  const dns = cloudflareDnsSettings(config.dns);
   const transport = transportFromConfiguration(
     configurationFromToken(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
   );
@@ -69,6 +71,8 @@ function portsFor(env: Env): Ports {
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
+    ingress: config.ingress,
+    ...(dns ? { dns } : {}),
     log: logLine,
     redactor,
   };

@@ -75,6 +75,7 @@ describe("validateSpec", () => {
           allowEmpty: false,
         },
         freeze: false,
+        adopt: false,
       },
     });
   });

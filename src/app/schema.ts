@@ -202,6 +202,12 @@ export const AppSpec = z
       allowEmpty: false,
     }),
     freeze: z.boolean().default(false).describe("Apply nothing; report health and sync only."),
+    adopt: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Take over objects of the same name that another tool made (kubectl apply, Argo CD, Helm): their fields move to plumb's field manager, immutable selectors are kept. Off, such an object is refused.",
+      ),
     operation: Operation.optional(),
     notifications: Notifications.optional(),
   })

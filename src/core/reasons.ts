@@ -14,6 +14,8 @@ export const FailureReason = {
   ApplyFailed: "ApplyFailed",
   /** Some objects could not be pruned. */
   PruneFailed: "PruneFailed",
+  /** A host an Ingress of the App would serve is served by another Ingress: nothing applied. */
+  HostConflict: "HostConflict",
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -34,6 +36,17 @@ export const ConditionReason = {
   /** Stalled=False after a failure that the schedule retries. */
   Retrying: "Retrying",
 } as const;
+
+/** Reasons of the DNSRecords condition (the records of the App's domains, issue 17). */
+export const DnsReason = {
+  /** Every domain in the zone has plumb's record pointing at the target. */
+  RecordsReady: "RecordsReady",
+  /** A record someone else made is at a domain's name: left alone, no record of plumb's. */
+  RecordConflict: "RecordConflict",
+  /** The DNS provider refused or could not be reached; retried on the next full run. */
+  DNSFailed: "DNSFailed",
+} as const;
+export type DnsReason = (typeof DnsReason)[keyof typeof DnsReason];
 export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionReason];
 
 /** Reasons of the Events plumb emits on an App (besides the FailureReasons, as Warnings). */
@@ -46,8 +59,15 @@ export const EventReason = {
   OperationFailed: "OperationFailed",
   OperationRequested: "OperationRequested",
   NotificationFailed: "NotificationFailed",
+  /** Objects another tool made were taken over (spec.adopt). */
+  Adopted: "Adopted",
+  /** DNS records of the App's domains were created, updated or deleted. */
+  DNSUpdated: "DNSUpdated",
 } as const;
-export type EventReason = (typeof EventReason)[keyof typeof EventReason] | FailureReason;
+export type EventReason =
+  | (typeof EventReason)[keyof typeof EventReason]
+  | FailureReason
+  | DnsReason;
 
 /** Why the gates decided what they did (plan/gates.ts), shown in operation outcomes and logs. */
 export const GateReason = {

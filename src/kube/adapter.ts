@@ -169,6 +169,18 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
       };
       return (list.items ?? []).map((o) => ({ ...o, apiVersion, kind }));
     },
+    async patchManagedFields(ref, managedFields, resourceVersion) {
+      // client-go csaupgrade.UpgradeManagedFieldsPatch: "replace" of resourceVersion rather than
+      // "test", so a concurrent change is a 409 Conflict from storage, not a 422.
+      const body = [
+        { op: "replace", path: "/metadata/managedFields", value: managedFields },
+        { op: "replace", path: "/metadata/resourceVersion", value: resourceVersion },
+      ];
+      return (await ok("patch", "PATCH", await objectPath(ref), {
+        body,
+        contentType: "application/json-patch+json",
+      })) as KubeObject;
+    },
     async delete(ref) {
       const res = await call("delete", "DELETE", await objectPath(ref), {
         body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },

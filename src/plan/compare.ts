@@ -2,6 +2,7 @@
 // and message for status.resources, and what drifted (status.drift). Pure.
 import type { DriftEntry, HealthStatus, ResourceStatus } from "../app/index.ts";
 import { type KubeObject, type ObjectRef, refKey, refOf } from "../core/index.ts";
+import { applyOnlyIfAbsent } from "./apply-policy.ts";
 import { detectDrift } from "./drift.ts";
 import { dedupeRefs, resourceStatus, sortResources } from "./resources.ts";
 
@@ -34,7 +35,8 @@ export interface Comparison {
  * - owned but no longer desired: OutOfSync, "not in the source" ("will be pruned" when held);
  * - desired but not live: OutOfSync Missing, "will be created" — or "deleted", and drift
  *   `(object)` exists → deleted, when it was owned (someone deleted it; selfHeal recreates it);
- * - both: the fields detectDrift finds ("drifted: a, b", or "will change: a, b" when held).
+ * - both: the fields detectDrift finds ("drifted: a, b", or "will change: a, b" when held),
+ *   none for an apply-if-absent object (plumb.dev/ssa: IfNotPresent).
  * When held, nothing is drift: the preview says what approving will create, change and prune.
  */
 export function compareDesired(input: CompareInput): Comparison {
@@ -70,7 +72,8 @@ export function compareDesired(input: CompareInput): Comparison {
       resources.push(resourceStatus(ref, "OutOfSync", { status: "Missing" }, message));
       continue;
     }
-    const fields = detectDrift(want, have);
+    // An apply-if-absent object is never drift: once it exists, it is not plumb's to correct.
+    const fields = applyOnlyIfAbsent(want) ? [] : detectDrift(want, have);
     if (fields.length > 0 && !input.held) drift.push({ ...ref, fields });
     const message =
       fields.length > 0

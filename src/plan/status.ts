@@ -8,7 +8,12 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { ConditionReason, canonicalJson, type FailureReason } from "../core/index.ts";
+import {
+  ConditionReason,
+  canonicalJson,
+  type DnsReason,
+  type FailureReason,
+} from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
@@ -63,6 +68,8 @@ export interface RunRecord {
   /** A failed step. */
   failure?: Failure;
   url?: string;
+  /** The DNSRecords condition, when this run reconciled the App's DNS records. */
+  dns?: { status: "True" | "False"; reason: DnsReason; message: string };
 }
 
 /**
@@ -128,6 +135,8 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
 
   let conds = prev.conditions ?? [];
   for (const c of conditionsFor(run)) conds = setCondition(conds, c, run.now, run.generation);
+  if (run.dns)
+    conds = setCondition(conds, { type: "DNSRecords", ...run.dns }, run.now, run.generation);
   set("conditions", conds);
   return status;
 }

@@ -10,12 +10,15 @@ import {
 } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
+import { prepareTakeover } from "./takeover.ts";
 
 export interface ApplyOutcome {
   /** Objects as the API server stored them (for health), by refKey. */
   applied: Map<string, KubeObject>;
   /** Failure messages by refKey. */
   failed: Map<string, string>;
+  /** Objects another tool made that this run took over (spec.adopt). */
+  adopted?: ObjectRef[];
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
@@ -23,12 +26,15 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
 /**
  * Applies the desired objects this App may own: an object another App's inventory lists
  * (`owners`, from claimedByOthers) is not applied and fails with a message naming its owner —
- * an object is managed by one App, never taken over. Namespaces may be shared.
+ * an object is managed by one App, never taken over. Namespaces may be shared. An object that
+ * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
+ * that exists is left alone (prepareTakeover).
  */
 export async function applyDesired(
   ctx: RunContext,
   objects: readonly KubeObject[],
   owners: ReadonlyMap<string, string>,
+  adopt = false,
 ): Promise<ApplyOutcome> {
   const contested = new Map<string, string>();
   const mine = objects.filter((o) => {
@@ -42,8 +48,12 @@ export async function applyDesired(
     }
     return owner === undefined;
   });
-  const outcome = await applyStaged(mine, ctx.cluster, ctx.ports.sleep);
+  const takeover = await prepareTakeover(ctx, mine, adopt);
+  const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+  for (const [key, live] of takeover.present) outcome.applied.set(key, live);
+  for (const [key, message] of takeover.refused) outcome.failed.set(key, message);
   for (const [key, message] of contested) outcome.failed.set(key, message);
+  if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
   return outcome;
 }
 const CRD_WAIT_MS = 30_000;

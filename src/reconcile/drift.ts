@@ -6,6 +6,7 @@ import { applyStaged } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { withLease } from "./lease.ts";
 import type { Desired } from "./source.ts";
+import { prepareTakeover } from "./takeover.ts";
 
 /** What the correction did: the refKeys re-applied, and the DriftCorrected Event. */
 export interface Correction {
@@ -24,9 +25,11 @@ export async function correctDrift(
 ): Promise<Correction> {
   const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
-  const outcome = await withLease(ctx.app, ctx.ports, () =>
-    applyStaged(objects, ctx.cluster, ctx.ports.sleep),
-  );
+  // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones.
+  const outcome = await withLease(ctx.app, ctx.ports, async () => {
+    const takeover = await prepareTakeover(ctx, objects, false);
+    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+  });
   return {
     applied: new Set(outcome.applied.keys()),
     event: {

@@ -3,6 +3,7 @@ import { FINALIZER, validateSpec } from "../app/index.ts";
 import { FailureReason } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
+import { removeDnsRecords } from "./dns.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import { executePrune, pruneErrors } from "./prune.ts";
@@ -14,7 +15,8 @@ import { type RunLine, recordRun } from "./record.ts";
  * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
- * terminating namespace is too.
+ * terminating namespace is too. With prune, the App's DNS records (issue 17) are removed too;
+ * a provider error keeps the finalizer the same way.
  */
 export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
@@ -45,6 +47,19 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
         events: [{ type: "Warning", reason: failure.reason, message }],
       });
     }
+  }
+  // The App's DNS records go with its objects (and stay with them when prune is off).
+  const dnsError = prune ? await removeDnsRecords(ctx) : undefined;
+  if (dnsError) {
+    const failure = { reason: FailureReason.PruneFailed, message: dnsError, stalled: false };
+    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+      inventory: [],
+      resources: ctx.prev.resources ?? [],
+      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
+      syncStatus: ctx.prev.syncStatus ?? "Unknown",
+      failure,
+      events: [{ type: "Warning", reason: failure.reason, message: dnsError }],
+    });
   }
   await ctx.ports.kube.setFinalizers(
     ctx.app,

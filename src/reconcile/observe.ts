@@ -10,7 +10,7 @@ import {
   refOf,
 } from "../core/index.ts";
 import { assessSet, type SetHealth } from "../health/index.ts";
-import { type Comparison, compareDesired, dedupeRefs } from "../plan/index.ts";
+import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
 import type { Desired } from "./source.ts";
@@ -79,13 +79,26 @@ export async function observe(
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
   const health = assessSet(ctx.inventory, live, ctx.now);
+  // An adopting App keeps immutable selectors from the live objects: compare with those.
+  const wanted = adopting(ctx)
+    ? desired?.objects.map((o) => {
+        const have = live.get(refKey(refOf(o)));
+        return have ? keepLiveSelector(o, have) : o;
+      })
+    : desired?.objects;
   const comparison = compareDesired({
     inventory: ctx.inventory,
-    desired: desired?.objects,
+    desired: wanted,
     live,
     health: health.byKey,
     held,
     previous: ctx.prev.resources ?? [],
   });
   return { health, comparison };
+}
+
+/** spec.adopt of the run's App (its spec validated by step 2 before any observation). */
+function adopting(ctx: RunContext): boolean {
+  const spec = ctx.app.spec as { adopt?: unknown } | undefined;
+  return spec?.adopt === true;
 }

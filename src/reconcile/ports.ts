@@ -6,6 +6,7 @@ import type {
   DnsRecord,
   DnsRecordInput,
   KubeObject,
+  ManagedFieldsEntry,
   ObjectRef,
   Redactor,
   SourceFile,
@@ -47,6 +48,16 @@ export interface ClusterPort {
   ): Promise<KubeObject[]>;
   /** Deletes with background propagation. "gone" when it was already absent. */
   delete(ref: ObjectRef): Promise<"deleted" | "gone">;
+  /**
+   * Replaces metadata.managedFields of the object (a JSON patch that also replaces
+   * resourceVersion, so a changed object is a 409 Conflict: client-go csaupgrade's patch).
+   * Returns the object the server stored.
+   */
+  patchManagedFields(
+    ref: ObjectRef,
+    managedFields: ManagedFieldsEntry[],
+    resourceVersion: string,
+  ): Promise<KubeObject>;
 }
 
 /**

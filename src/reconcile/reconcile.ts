@@ -31,9 +31,11 @@ import {
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
+import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
+import { checkHosts } from "./hosts.ts";
 import { LeaseBusyError, withLease } from "./lease.ts";
 import { observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
@@ -190,7 +192,14 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         corrected,
       });
       if (decision.operation) refuseOperation(ctx, outcome, decision);
-      return recordRun(ctx, interval, { ...outcome, ...found });
+      // DNS follows what is applied: re-checked on each full run while that is the desired set.
+      const applied =
+        desired !== undefined &&
+        !spec.value.freeze &&
+        desired.revision === ctx.prev.revision &&
+        desired.objectHash === ctx.prev.objectHash;
+      const dns = applied ? await syncDns(ctx, desired.objects) : undefined;
+      return recordRun(ctx, interval, { ...withDns(outcome, dns), ...found });
     }
     case "apply": {
       // The decision may name another revision than the head (Rollback, Approve): render it.
@@ -262,15 +271,19 @@ async function sync(
   decision: Extract<Decision, { action: "apply" }>,
   sourceRevision: string,
 ): Promise<RunOutcome> {
-  // 7. Apply (staged: Namespaces and CRDs first).
+  // 7. Apply (staged: Namespaces and CRDs first). A host another Ingress serves: nothing.
+  const hostConflict = await checkHosts(ctx, target.objects);
+  if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
   const owners = await claimedByOthers(ctx);
-  const applied = await applyDesired(ctx, target.objects, owners);
+  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory.
   const desiredRefs = target.objects.map(refOf);
   const prune = await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned.
   const health = assessSet(desiredRefs, applied.applied, ctx.now);
-  return appliedOutcome({
+  // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone).
+  const dns = await syncDns(ctx, target.objects);
+  const outcome = appliedOutcome({
     target,
     sourceRevision,
     reason: decision.reason,
@@ -282,6 +295,20 @@ async function sync(
     health,
     now: ctx.now,
   });
+  if (applied.adopted) {
+    outcome.events.push({
+      type: "Normal",
+      reason: EventReason.Adopted,
+      message: `took over ${applied.adopted.map(describeRef).join(", ")}`,
+    });
+  }
+  return withDns(outcome, dns);
+}
+
+/** The outcome with the DNS step's condition and Events, when it ran. */
+function withDns(outcome: RunOutcome, dns: DnsOutcome | undefined): RunOutcome {
+  if (!dns) return outcome;
+  return { ...outcome, dns: dns.condition, events: [...outcome.events, ...dns.events] };
 }
 
 /** The Restart operation: annotate the inventory's workloads, then observe their health. */

@@ -1,4 +1,5 @@
-// Steps 3 and 5: resolve the source to a revision, and render a revision to the desired set.
+// Steps 3 and 5: resolve the source to a revision, and render a revision to the desired set
+// (Git manifests, an image, or an app source: see app-source.ts).
 import type { AppSpec } from "../app/index.ts";
 import {
   err,
@@ -17,6 +18,7 @@ import {
 } from "../core/index.ts";
 import type { Failure } from "../plan/index.ts";
 import { type ParsedObject, parseManifests, renderImage, renderObjects } from "../render/index.ts";
+import { renderAppRevision, resolveAppRevision } from "./app-source.ts";
 import type { RunContext } from "./context.ts";
 import type { SourceAuth } from "./ports.ts";
 
@@ -55,7 +57,8 @@ export async function resolveSource(
  * password shorter than MIN_SECRET_LENGTH is refused (issue 11: plumb could not redact it).
  */
 async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
-  const ref = spec.source.git?.secretRef ?? spec.source.image?.secretRef;
+  const ref =
+    spec.source.git?.secretRef ?? spec.source.image?.secretRef ?? spec.source.app?.secretRef;
   if (!ref) return undefined;
   const data = await ctx.ports.kube.getSecret(ctx.ref.namespace, ref.name);
   if (!data) {
@@ -91,7 +94,8 @@ async function resolveRevision(
     }
     return ctx.ports.image.resolve(spec.source.image, auth);
   }
-  throw new SourceError("spec.source has neither git nor image", false);
+  if (spec.source.app) return resolveAppRevision(ctx, spec.source.app, auth);
+  throw new SourceError("spec.source has neither git, image nor app", false);
 }
 
 /**
@@ -117,6 +121,10 @@ export async function renderRevision(
       ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
     } else if (spec.source.image) {
       parsed = renderImage(app.metadata.name, spec.source.image, revision);
+    } else if (spec.source.app) {
+      const result = renderAppRevision(ctx, spec.source.app, revision);
+      if (!result.ok) return err(renderFailed(result.error));
+      parsed = result.value;
     } else {
       return err(
         renderFailed([{ code: "InvalidSpec", path: "spec.source", message: "no source" }]),

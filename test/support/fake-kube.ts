@@ -6,6 +6,7 @@ import { API_VERSION, KIND } from "../../src/app/index.ts";
 import {
   KubeApiError,
   type KubeObject,
+  type ManagedFieldsEntry,
   type NamespacedName,
   type ObjectRef,
   refKey,
@@ -144,6 +145,16 @@ export class FakeKube implements KubePort {
     ];
     if (!opts?.dryRun) this.objects.set(k, next);
     return structuredClone(next);
+  }
+  async patchManagedFields(ref: ObjectRef, managedFields: ManagedFieldsEntry[], rv: string) {
+    this.maybeFail("patchManagedFields");
+    this.counts.patch++;
+    const o = this.objects.get(this.key(ref));
+    if (!o) throw new KubeApiError(404, "NotFound", `${ref.kind} ${ref.name} not found`);
+    if (o.metadata.resourceVersion !== rv) throw new KubeApiError(409, "Conflict", "changed");
+    o.metadata.managedFields = structuredClone(managedFields);
+    o.metadata.resourceVersion = String(++this.rv);
+    return structuredClone(o);
   }
   async get(ref: ObjectRef) {
     this.maybeFail("get");

@@ -1,0 +1,147 @@
+// Before step 7 applies: which desired objects already exist, and what to do about each — leave
+// an apply-if-absent object that is there, refuse or adopt one another tool made, fill the
+// generated values of a Secret being created. Issue 17.
+import { FIELD_MANAGER, LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
+import {
+  describeRef,
+  groupOf,
+  hex,
+  type KubeObject,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../core/index.ts";
+import {
+  applyOnlyIfAbsent,
+  CLIENT_SIDE_MANAGERS,
+  keepLiveSelector,
+  labelledFor,
+  managersOf,
+  upgradeManagedFields,
+  withGeneratedValues,
+} from "../plan/index.ts";
+import type { RunContext } from "./context.ts";
+
+/** What to apply, and what not to, after looking at the live objects. */
+export interface Takeover {
+  /** Objects to apply: generated values filled, live selectors kept when adopting. */
+  apply: KubeObject[];
+  /** Apply-if-absent objects that exist: left as they are (live form, for health). */
+  present: Map<string, KubeObject>;
+  /** Objects refused, with the reason, by refKey. */
+  refused: Map<string, string>;
+  /** Objects another tool made whose fields moved to plumb this run. */
+  adopted: ObjectRef[];
+}
+
+/** Kinds whose immutable selector an adopted object keeps (see keepLiveSelector). */
+const SELECTOR_KINDS = new Set([
+  "apps/Deployment",
+  "apps/StatefulSet",
+  "apps/DaemonSet",
+  "apps/ReplicaSet",
+  "batch/Job",
+]);
+
+/**
+ * Reads the live form of each desired object that may exist without being this App's — one not
+ * in the inventory (a GET each, so the first sync of M objects costs M reads more), an
+ * apply-if-absent one, and with `adopt` every workload (its live selector) — and decides:
+ * - apply-if-absent (plumb.dev/ssa: IfNotPresent, plumb.dev/generate) and present: not applied,
+ *   whoever made it (a Secret of one's own replaces a generated one);
+ * - labelled for another plumb App: refused, naming it (adopt does not take from another App);
+ * - made by another tool (neither in the inventory nor labelled for this App): refused unless
+ *   `adopt`; with it, the fields of the client-side managers (CLIENT_SIDE_MANAGERS) move to
+ *   plumb's Apply entry first (upgradeManagedFields, one JSON patch: kubectl's and client-go's
+ *   csaupgrade), so plumb's apply owns them and the next run sees no conflict or stale field;
+ * - with `adopt`, an immutable selector that differs is kept from the live object;
+ * - absent: a Secret's generated keys get fresh random values (32 bytes, hex) as it is created.
+ * Namespaces are shared between Apps and never looked at. A failed read or patch refuses the
+ * object with the API server's message.
+ */
+export async function prepareTakeover(
+  ctx: RunContext,
+  objects: readonly KubeObject[],
+  adopt: boolean,
+): Promise<Takeover> {
+  const out: Takeover = { apply: [], present: new Map(), refused: new Map(), adopted: [] };
+  const known = new Set(ctx.inventory.map(refKey));
+  for (const desired of objects) {
+    const ref = refOf(desired);
+    const key = refKey(ref);
+    const ifAbsent = applyOnlyIfAbsent(desired);
+    const workload = SELECTOR_KINDS.has(`${groupOf(ref.apiVersion)}/${ref.kind}`);
+    const look =
+      desired.kind !== "Namespace" && (!known.has(key) || ifAbsent || (adopt && workload));
+    let live: KubeObject | undefined;
+    try {
+      live = look ? await ctx.cluster.get(ref) : undefined;
+    } catch (e) {
+      out.refused.set(key, e instanceof Error ? e.message : String(e));
+      continue;
+    }
+    if (live && ifAbsent) {
+      out.present.set(key, live);
+      continue;
+    }
+    if (!live) {
+      out.apply.push(withGeneratedValues(desired, randomHex));
+      continue;
+    }
+    const owner = otherApp(live, ctx);
+    if (owner) {
+      out.refused.set(key, `${describeRef(ref)} belongs to App ${owner} (its tracking labels)`);
+      continue;
+    }
+    if (!known.has(key) && !labelledFor(live, ctx.ref)) {
+      if (!adopt) {
+        const managers = managersOf(live);
+        out.refused.set(
+          key,
+          `${describeRef(ref)} exists and was not made by this App${managers.length > 0 ? ` (field managers: ${managers.join(", ")})` : ""}; set spec.adopt: true to take it over`,
+        );
+        continue;
+      }
+      const upgraded = upgradeManagedFields(
+        live.metadata.managedFields,
+        CLIENT_SIDE_MANAGERS,
+        FIELD_MANAGER,
+      );
+      try {
+        if (upgraded) {
+          live = await ctx.cluster.patchManagedFields(
+            ref,
+            upgraded,
+            live.metadata.resourceVersion ?? "",
+          );
+        }
+      } catch (e) {
+        out.refused.set(
+          key,
+          `adopting ${describeRef(ref)}: ${e instanceof Error ? e.message : String(e)}`,
+        );
+        continue;
+      }
+      out.adopted.push(ref);
+    }
+    out.apply.push(adopt ? keepLiveSelector(desired, live) : desired);
+  }
+  return out;
+}
+
+/** "namespace/name" of the other plumb App whose tracking labels the live object carries. */
+function otherApp(live: KubeObject, ctx: RunContext): string | undefined {
+  const labels = live.metadata.labels ?? {};
+  const name = labels[LABEL_APP];
+  const namespace = labels[LABEL_APP_NAMESPACE];
+  if (name === undefined || namespace === undefined) return undefined;
+  if (name === ctx.ref.name && namespace === ctx.ref.namespace) return undefined;
+  return `${namespace}/${name}`;
+}
+
+/** 32 random bytes (Web Crypto) as 64 lower-case hex characters: a generated Secret value. */
+function randomHex(): string {
+  const bytes = new Uint8Array(32);
+  crypto.getRandomValues(bytes);
+  return hex(bytes);
+}
