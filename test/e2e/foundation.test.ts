@@ -65,7 +65,7 @@ describe("App CRD", () => {
       ["kubectl", "explain", "app.spec.source", "--kubeconfig", kubeconfig()],
       { encoding: "utf8" },
     );
-    expect(out).toContain("Where the desired state comes from: exactly one of git or image.");
+    expect(out).toContain("Where the desired state comes from: exactly one of git, image or app.");
     expect(out).toContain("git\t<Object>");
   });
 
