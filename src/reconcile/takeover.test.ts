@@ -1,0 +1,104 @@
+// prepareTakeover's decisions on a fake API server (the real apply, patch and Pods are in
+// test/e2e/service-app.test.ts).
+import { describe, expect, it } from "vitest";
+import { createFakeKube, testApp } from "../../test/support/fake-kube.ts";
+import type { KubeObject } from "../core/index.ts";
+import { runContext } from "./context.ts";
+import { prepareTakeover } from "./takeover.ts";
+
+const cm = (name: string, labels: Record<string, string> = {}): KubeObject => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name, namespace: "team-a", labels },
+  data: { a: "1" },
+});
+const password: KubeObject = {
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: {
+    name: "shop-postgres",
+    namespace: "team-a",
+    annotations: { "plumb.dev/generate": "password", "plumb.dev/ssa": "IfNotPresent" },
+  },
+  type: "Opaque",
+};
+
+async function setup(live: KubeObject[], inventory: string[] = []) {
+  const kube = createFakeKube();
+  for (const o of live) {
+    await kube.apply(o, { fieldManager: "kubectl-client-side-apply" });
+    const stored = kube.objects.get([...kube.objects.keys()].at(-1)!)!;
+    stored.metadata.managedFields = [
+      {
+        manager: "kubectl-client-side-apply",
+        operation: "Update",
+        apiVersion: "v1",
+        fieldsV1: { "f:data": { "f:a": {} } },
+      },
+    ];
+  }
+  const app = testApp("team-a", "shop", {
+    status: {
+      inventory: inventory.map((name) => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: "team-a",
+        name,
+      })),
+    },
+  });
+  const ctx = runContext(app, { kube, git: {} as never, holder: "t" }, new Date());
+  return { kube, ctx };
+}
+
+describe("prepareTakeover", () => {
+  it("creates an absent Secret with fresh generated values, then leaves it alone once it exists", async () => {
+    const { ctx } = await setup([]);
+    const first = await prepareTakeover(ctx, [password], false);
+    const data = first.apply[0]?.["data"] as Record<string, string>;
+    expect(atob(data["password"] ?? "")).toMatch(/^[0-9a-f]{64}$/);
+    const again = await prepareTakeover(ctx, [password], false);
+    expect(again.apply[0]?.["data"]).not.toEqual(data); // random each time it is created
+
+    const { ctx: present } = await setup([{ ...password, data: { password: btoa("mine") } }]);
+    const kept = await prepareTakeover(present, [password], false);
+    expect(kept.apply).toEqual([]);
+    expect(kept.present.get("/Secret/team-a/shop-postgres")?.["data"]).toEqual({
+      password: btoa("mine"),
+    });
+  });
+
+  it("refuses another tool's object unless adopting, and never another App's", async () => {
+    const { ctx, kube } = await setup(
+      [
+        cm("by-kubectl"),
+        cm("other-app", { "plumb.dev/app": "blog", "plumb.dev/app-namespace": "team-b" }),
+        cm("mine", { "plumb.dev/app": "shop", "plumb.dev/app-namespace": "team-a" }),
+        cm("listed"),
+      ],
+      ["listed"],
+    );
+    const objects = [cm("by-kubectl"), cm("other-app"), cm("mine"), cm("listed"), cm("new")];
+    const refused = await prepareTakeover(ctx, objects, false);
+    expect(Object.fromEntries(refused.refused)).toEqual({
+      "/ConfigMap/team-a/by-kubectl":
+        "ConfigMap team-a/by-kubectl exists and was not made by this App (field managers: kubectl-client-side-apply); set spec.adopt: true to take it over",
+      "/ConfigMap/team-a/other-app":
+        "ConfigMap team-a/other-app belongs to App team-b/blog (its tracking labels)",
+    });
+    expect(refused.apply.map((o) => o.metadata.name)).toEqual(["mine", "listed", "new"]);
+
+    const adopted = await prepareTakeover(ctx, objects, true);
+    expect([...adopted.refused.keys()]).toEqual(["/ConfigMap/team-a/other-app"]);
+    expect(adopted.adopted.map((r) => r.name)).toEqual(["by-kubectl"]);
+    // The client-side manager's fields are plumb's Apply entry now.
+    expect(kube.objects.get("/ConfigMap/team-a/by-kubectl")?.metadata.managedFields).toEqual([
+      {
+        manager: "plumb",
+        operation: "Apply",
+        apiVersion: "v1",
+        fieldsV1: { "f:data": { "f:a": {} } },
+      },
+    ]);
+  });
+});
