@@ -6,7 +6,7 @@ import { applyStaged } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { withLease } from "./lease.ts";
 import type { Desired } from "./source.ts";
-import { prepareTakeover } from "./takeover.ts";
+import { adopting, prepareTakeover } from "./takeover.ts";
 
 /** What the correction did: the refKeys re-applied, and the DriftCorrected Event. */
 export interface Correction {
@@ -25,9 +25,10 @@ export async function correctDrift(
 ): Promise<Correction> {
   const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
-  // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones.
+  // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones,
+  // and an adopting App keeps its workloads' live selectors.
   const outcome = await withLease(ctx.app, ctx.ports, async () => {
-    const takeover = await prepareTakeover(ctx, objects, false);
+    const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
     return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
   });
   return {

@@ -7,7 +7,8 @@ import type { RunContext } from "./context.ts";
 
 /**
  * The HostConflict failure (nothing is applied) when another Ingress already serves a host of
- * the desired Ingresses, naming it; undefined otherwise. Not Stalled: the other Ingress may go.
+ * the desired Ingresses, naming it; undefined otherwise. Not Stalled, and retried: the other
+ * Ingress may go.
  */
 export async function checkHosts(
   ctx: RunContext,
@@ -22,6 +23,6 @@ export async function checkHosts(
     reason: FailureReason.HostConflict,
     message: `${what}; nothing applied`,
     stalled: false,
-    transient: false,
+    transient: true,
   };
 }

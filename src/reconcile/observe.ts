@@ -13,6 +13,7 @@ import { assessSet, type SetHealth } from "../health/index.ts";
 import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
+import { adopting } from "./takeover.ts";
 import type { Desired } from "./source.ts";
 
 /** Label selector for the objects of App namespace/name. */
@@ -95,10 +96,4 @@ export async function observe(
     previous: ctx.prev.resources ?? [],
   });
   return { health, comparison };
-}
-
-/** spec.adopt of the run's App (its spec validated by step 2 before any observation). */
-function adopting(ctx: RunContext): boolean {
-  const spec = ctx.app.spec as { adopt?: unknown } | undefined;
-  return spec?.adopt === true;
 }

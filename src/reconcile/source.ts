@@ -37,7 +37,8 @@ export interface ResolvedSource {
 
 /**
  * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
- * `password`) and resolves the revision: a commit SHA (Git ls-refs) or a digest (tag → digest).
+ * `password`) and resolves the revision: a commit SHA (Git ls-refs), a digest (tag → digest),
+ * or an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts).
  * @returns SourceFailed (transient unless the adapter says otherwise) when either fails.
  */
 export async function resolveSource(

@@ -129,6 +129,12 @@ export async function prepareTakeover(
   return out;
 }
 
+/** spec.adopt of the run's App (its spec validated by step 2 before the steps that ask). */
+export function adopting(ctx: RunContext): boolean {
+  const spec = ctx.app.spec as { adopt?: unknown } | undefined;
+  return spec?.adopt === true;
+}
+
 /** "namespace/name" of the other plumb App whose tracking labels the live object carries. */
 function otherApp(live: KubeObject, ctx: RunContext): string | undefined {
   const labels = live.metadata.labels ?? {};
