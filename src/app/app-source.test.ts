@@ -92,12 +92,16 @@ describe("spec.source.app", () => {
           { name: "web", image: "r/web", port: 80 },
           { name: "api", image: "r/api", port: 80, domains: ["a.example.com"] },
         ],
-        jobs: [{ name: "j", schedule: "@daily", service: "nope" }],
+        jobs: [
+          { name: "j", schedule: "@daily", service: "nope" },
+          { name: "api", schedule: "@daily", service: "web" },
+        ],
         needs: ["redis", "redis"],
       }).map((i) => `${i.path}: ${i.message}`),
     ).toEqual([
       "spec.source.app.services.1.name: duplicate name",
       'spec.source.app.jobs.0.service: no service named "nope"',
+      "spec.source.app.jobs.1.name: a service has this name; a job needs one of its own",
       "spec.source.app.needs: duplicate need",
       "spec.source.app.services: domain a.example.com is served by both web and api",
     ]);

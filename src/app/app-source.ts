@@ -312,6 +312,14 @@ export const AppSource = z
       if (jobs.has(j.name))
         ctx.addIssue({ code: "custom", message: "duplicate name", path: ["jobs", i, "name"] });
       jobs.add(j.name);
+      // A job's Pods carry its name as app.kubernetes.io/name: a service of the same name would
+      // select them (its Service would route to them).
+      if (seen.has(j.name))
+        ctx.addIssue({
+          code: "custom",
+          message: "a service has this name; a job needs one of its own",
+          path: ["jobs", i, "name"],
+        });
       if (j.service !== undefined && !seen.has(j.service))
         ctx.addIssue({
           code: "custom",

@@ -13,8 +13,8 @@ import { assessSet, type SetHealth } from "../health/index.ts";
 import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
-import { adopting } from "./takeover.ts";
 import type { Desired } from "./source.ts";
+import { adopting } from "./takeover.ts";
 
 /** Label selector for the objects of App namespace/name. */
 export function appSelector(namespace: string, name: string): string {

@@ -101,4 +101,17 @@ describe("prepareTakeover", () => {
       },
     ]);
   });
+
+  it("an object whose kind is not served yet (its CRD is in the same render) is absent, not refused", async () => {
+    const { ctx, kube } = await setup([]);
+    kube.unknownKinds.add("Widget");
+    const widget: KubeObject = {
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "w", namespace: "team-a" },
+    };
+    const out = await prepareTakeover(ctx, [widget], false);
+    expect(out.refused.size).toBe(0);
+    expect(out.apply).toEqual([widget]);
+  });
 });

@@ -6,6 +6,7 @@ import {
   describeRef,
   groupOf,
   hex,
+  KubeApiError,
   type KubeObject,
   type ObjectRef,
   refKey,
@@ -56,8 +57,9 @@ const SELECTOR_KINDS = new Set([
  *   csaupgrade), so plumb's apply owns them and the next run sees no conflict or stale field;
  * - with `adopt`, an immutable selector that differs is kept from the live object;
  * - absent: a Secret's generated keys get fresh random values (32 bytes, hex) as it is created.
- * Namespaces are shared between Apps and never looked at. A failed read or patch refuses the
- * object with the API server's message.
+ * Namespaces are shared between Apps and never looked at. A kind the API server does not serve
+ * yet (a CRD of the same render) means the object is absent. Another failed read, or a failed
+ * patch, refuses the object with the API server's message.
  */
 export async function prepareTakeover(
   ctx: RunContext,
@@ -77,8 +79,11 @@ export async function prepareTakeover(
     try {
       live = look ? await ctx.cluster.get(ref) : undefined;
     } catch (e) {
-      out.refused.set(key, e instanceof Error ? e.message : String(e));
-      continue;
+      // A kind not served yet (its CRD is in this render, applied first) has no objects.
+      if (!(e instanceof KubeApiError && e.status === 404)) {
+        out.refused.set(key, e instanceof Error ? e.message : String(e));
+        continue;
+      }
     }
     if (live && ifAbsent) {
       out.present.set(key, live);

@@ -159,6 +159,10 @@ export class FakeKube implements KubePort {
   async get(ref: ObjectRef) {
     this.maybeFail("get");
     this.counts.get++;
+    // As the adapter: a kind discovery does not know has no path to read.
+    if (this.unknownKinds.has(ref.kind)) {
+      throw new KubeApiError(404, "NoKindMatch", `no kind "${ref.kind}" is served`);
+    }
     const o = this.objects.get(this.key(ref));
     return o ? structuredClone(o) : undefined;
   }

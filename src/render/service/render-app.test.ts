@@ -114,10 +114,14 @@ describe("renderApp", () => {
     ]);
   });
 
-  it("a service named like a need's workload is refused", () => {
+  it("a service or job named like a need's workload is refused", () => {
     const r = renderApp({
       app: "shop",
-      source: source({ needs: ["redis"], services: [{ name: "shop-redis", image: "r/x" }] }),
+      source: source({
+        needs: ["redis", "postgres"],
+        services: [{ name: "shop-redis", image: "r/x" }],
+        jobs: [{ name: "shop-postgres", schedule: "@daily", image: "r/x" }],
+      }),
       pins: [{ repository: "r/x", tag: "latest", digest: `sha256:${"b".repeat(64)}` }],
       settings: {},
     });
@@ -126,6 +130,11 @@ describe("renderApp", () => {
         code: "InvalidSpec",
         path: "spec.source.app.services.0.name",
         message: '"shop-redis" is the name of a workload that needs: renders; choose another',
+      },
+      {
+        code: "InvalidSpec",
+        path: "spec.source.app.jobs.0.name",
+        message: '"shop-postgres" is the name of a workload that needs: renders; choose another',
       },
     ]);
   });

@@ -100,6 +100,14 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
 
   source.jobs.forEach((j, i) => {
     const path = `${ORIGIN}.jobs.${i}`;
+    if (needNames.has(j.name)) {
+      issues.push({
+        code: "InvalidSpec",
+        path: `${path}.name`,
+        message: `"${j.name}" is the name of a workload that needs: renders; choose another`,
+      });
+      return;
+    }
     const base = j.service ? source.services.find((s) => s.name === j.service) : undefined;
     const pinned = base
       ? images.get(base.name)
