@@ -14,6 +14,7 @@ import {
   nameOf,
   ok,
   type Result,
+  refKey,
   refOf,
 } from "../core/index.ts";
 import { assessSet } from "../health/index.ts";
@@ -281,8 +282,12 @@ async function sync(
   const prune = await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned.
   const health = assessSet(desiredRefs, applied.applied, ctx.now);
-  // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone).
-  const dns = await syncDns(ctx, target.objects);
+  // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
+  //    while an Ingress failed to apply, whose records must not go for a passing error.
+  const ingressFailed = target.objects.some(
+    (o) => o.kind === "Ingress" && applied.failed.has(refKey(refOf(o))),
+  );
+  const dns = ingressFailed ? undefined : await syncDns(ctx, target.objects);
   const outcome = appliedOutcome({
     target,
     sourceRevision,
