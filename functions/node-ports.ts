@@ -27,6 +27,7 @@ export function nodePorts(
   const image = createImagePort();
   const notify = createSlackNotifier();
   const dns = cloudflareDnsSettings(config.dns);
+  if (config.dns) redactor.add(config.dns.apiToken);
   const holder = `plumb-${hostname()}-${process.pid}`;
   return () => ({
     kube: createKubePort(transport),

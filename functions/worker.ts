@@ -59,6 +59,7 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
 function portsFor(env: Env): Ports {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
+  if (config.dns) redactor.add(config.dns.apiToken);
   const transport = transportFromConfiguration(
     configurationFromToken(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
   );

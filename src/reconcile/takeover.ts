@@ -86,11 +86,15 @@ export async function prepareTakeover(
       }
     }
     if (live && ifAbsent) {
+      ctx.ports.redactor?.addSecretsOf([live]);
       out.present.set(key, live);
       continue;
     }
     if (!live) {
-      out.apply.push(withGeneratedValues(desired, randomHex));
+      const created = withGeneratedValues(desired, randomHex);
+      // Generated passwords never appear in a message, in any encoding (issue 11).
+      if (created !== desired) ctx.ports.redactor?.addSecretsOf([created]);
+      out.apply.push(created);
       continue;
     }
     const owner = otherApp(live, ctx);
