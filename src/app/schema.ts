@@ -206,7 +206,7 @@ export const AppSpec = z
       .boolean()
       .default(false)
       .describe(
-        "Take over objects of the same name that another tool made (kubectl apply, Argo CD, Helm): their fields move to plumb's field manager, immutable selectors are kept. Off, such an object is refused.",
+        "Take over objects of the same name that another tool manages (Helm, Argo CD, Flux, another field manager): their fields move to plumb's field manager, immutable selectors are kept. Off, such an object is refused. Objects made by hand with kubectl are taken over either way.",
       ),
     operation: Operation.optional(),
     notifications: Notifications.optional(),

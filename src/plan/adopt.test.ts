@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../core/index.ts";
-import { keepLiveSelector, labelledFor, managersOf } from "./adopt.ts";
+import { keepLiveSelector, labelledFor } from "./adopt.ts";
 import { hostConflicts } from "./hosts.ts";
 
 const app = { namespace: "team-a", name: "blog" };
@@ -73,8 +73,8 @@ describe("keepLiveSelector", () => {
   });
 });
 
-describe("labelledFor / managersOf", () => {
-  it("reads the App's tracking labels and the main resource's managers", () => {
+describe("labelledFor", () => {
+  it("reads the App's tracking labels", () => {
     const live: KubeObject = {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -90,7 +90,6 @@ describe("labelledFor / managersOf", () => {
     };
     expect(labelledFor(live, app)).toBe(true);
     expect(labelledFor(live, { ...app, name: "other" })).toBe(false);
-    expect(managersOf(live)).toEqual(["kubectl-client-side-apply", "helm"]);
   });
 });
 

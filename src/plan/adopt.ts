@@ -15,14 +15,6 @@ export function labelledFor(live: KubeObject, app: NamespacedName): boolean {
   return labels[LABEL_APP] === app.name && labels[LABEL_APP_NAMESPACE] === app.namespace;
 }
 
-/** Field managers of the live object's main resource (not its status), for messages. */
-export function managersOf(live: KubeObject): string[] {
-  const names = (live.metadata.managedFields ?? [])
-    .filter((m) => (m.subresource ?? "") === "")
-    .map((m) => m.manager ?? "");
-  return [...new Set(names.filter((n) => n !== ""))];
-}
-
 /** Kinds whose spec.selector the API server refuses to change. */
 const SELECTOR_IMMUTABLE = new Set([
   "apps/Deployment",

@@ -2,7 +2,12 @@
 // entry, entries of other apiVersions, several managers, nothing to do), on plumb's own data.
 import { describe, expect, it } from "vitest";
 import type { ManagedFieldsEntry } from "../core/index.ts";
-import { CLIENT_SIDE_MANAGERS, unionFields, upgradeManagedFields } from "./managed-fields.ts";
+import {
+  CLIENT_SIDE_MANAGERS,
+  otherManager,
+  unionFields,
+  upgradeManagedFields,
+} from "./managed-fields.ts";
 
 const CSA = "kubectl-client-side-apply";
 const lastApplied = { "f:kubectl.kubernetes.io/last-applied-configuration": {} };
@@ -145,5 +150,92 @@ describe("unionFields", () => {
       "f:x": {},
       "f:y": {},
     });
+  });
+});
+
+describe("otherManager: who else manages a live object (undefined: made by hand with kubectl)", () => {
+  const m = (manager: string, subresource?: string): ManagedFieldsEntry => ({
+    manager,
+    operation: "Update",
+    ...(subresource ? { subresource } : {}),
+  });
+  it.each<
+    [
+      string,
+      ManagedFieldsEntry[] | undefined,
+      Record<string, string>,
+      Record<string, string>,
+      string | undefined,
+    ]
+  >([
+    ["kubectl client-side apply only", [m("kubectl-client-side-apply")], {}, {}, undefined],
+    [
+      "kubectl verbs",
+      [m("kubectl-create"), m("kubectl-edit"), m("kubectl-label"), m("kubectl")],
+      {},
+      {},
+      undefined,
+    ],
+    ["no managed fields (made before they existed)", undefined, {}, {}, undefined],
+    ["before-first-apply", [m("before-first-apply")], {}, {}, undefined],
+    [
+      "a controller on the status subresource does not count",
+      [m("kubectl-client-side-apply"), m("kube-controller-manager", "status")],
+      {},
+      {},
+      undefined,
+    ],
+    ["Helm's field manager", [m("helm")], {}, {}, 'field manager "helm"'],
+    [
+      "Argo CD's client-side sync",
+      [m("argocd-controller")],
+      {},
+      {},
+      'field manager "argocd-controller"',
+    ],
+    [
+      "another server-side applier",
+      [m("kubectl-client-side-apply"), { manager: "flux", operation: "Apply" }],
+      {},
+      {},
+      'field manager "flux"',
+    ],
+    [
+      "Helm's label",
+      [m("kubectl-client-side-apply")],
+      { "app.kubernetes.io/managed-by": "Helm" },
+      {},
+      "Helm (label app.kubernetes.io/managed-by)",
+    ],
+    [
+      "another managed-by value is not Helm",
+      [m("kubectl-client-side-apply")],
+      { "app.kubernetes.io/managed-by": "kustomize" },
+      {},
+      undefined,
+    ],
+    [
+      "Helm's release annotation",
+      [m("kubectl-client-side-apply")],
+      {},
+      { "meta.helm.sh/release-name": "x" },
+      "Helm (annotation meta.helm.sh/release-name)",
+    ],
+    [
+      "Argo CD's tracking id",
+      [],
+      {},
+      { "argocd.argoproj.io/tracking-id": "a:apps/Deployment:ns/web" },
+      "Argo CD (annotation argocd.argoproj.io/tracking-id)",
+    ],
+    [
+      "Flux's labels",
+      [],
+      { "kustomize.toolkit.fluxcd.io/name": "apps" },
+      {},
+      "Flux (label kustomize.toolkit.fluxcd.io/name)",
+    ],
+  ])("%s", (_name, fields, labels, annotations, want) => {
+    expect(otherManager(fields, labels, annotations)).toBe(want);
   });
 });

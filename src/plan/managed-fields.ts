@@ -87,3 +87,48 @@ export function unionFields(
   }
   return out;
 }
+
+/**
+ * Field managers of a person at a terminal: kubectl's verbs (client-side apply, create,
+ * replace, edit, patch, label, annotate, scale, set, rollout), the name older kubectl used, and
+ * the entry the API server writes for objects made before managed fields existed.
+ */
+const BY_HAND = /^(kubectl(-[a-z-]+)?|before-first-apply)$/;
+
+/** Labels and annotations by which other deployment tools mark what they manage. */
+const OTHER_TOOL_MARKS: ReadonlyArray<{
+  tool: string;
+  where: "labels" | "annotations";
+  key: string;
+  value?: string;
+}> = [
+  { tool: "Helm", where: "labels", key: "app.kubernetes.io/managed-by", value: "Helm" },
+  { tool: "Helm", where: "annotations", key: "meta.helm.sh/release-name" },
+  { tool: "Argo CD", where: "annotations", key: "argocd.argoproj.io/tracking-id" },
+  { tool: "Flux", where: "labels", key: "kustomize.toolkit.fluxcd.io/name" },
+  { tool: "Flux", where: "labels", key: "helm.toolkit.fluxcd.io/name" },
+];
+
+/**
+ * Who else manages a live object, or undefined when it was made and changed only by people
+ * with kubectl: every field manager of the main resource is kubectl's (or there are none) and
+ * no other deployment tool (Helm, Argo CD, Flux) marks it. Such an object has no owner to
+ * fight, so plumb takes it over without `spec.adopt`, as Argo CD and Flux do, upgrading its
+ * client-side fields to plumb's (issue 10, kind 3); an object another tool manages needs
+ * `spec.adopt: true` (issue 17). Returns e.g. `Helm (label app.kubernetes.io/managed-by)` or
+ * `field manager "argocd-controller"`.
+ */
+export function otherManager(
+  managedFields: readonly ManagedFieldsEntry[] | undefined,
+  labels: Readonly<Record<string, string>> | undefined,
+  annotations: Readonly<Record<string, string>> | undefined,
+): string | undefined {
+  for (const mark of OTHER_TOOL_MARKS) {
+    const value = (mark.where === "labels" ? labels : annotations)?.[mark.key];
+    if (value !== undefined && (mark.value === undefined || value === mark.value)) {
+      return `${mark.tool} (${mark.where === "labels" ? "label" : "annotation"} ${mark.key})`;
+    }
+  }
+  const other = (managedFields ?? []).find((e) => sub(e) === "" && !BY_HAND.test(e.manager ?? ""));
+  return other ? `field manager "${other.manager ?? ""}"` : undefined;
+}

@@ -17,7 +17,7 @@ import {
   CLIENT_SIDE_MANAGERS,
   keepLiveSelector,
   labelledFor,
-  managersOf,
+  otherManager,
   upgradeManagedFields,
   withGeneratedValues,
 } from "../plan/index.ts";
@@ -52,7 +52,9 @@ const SELECTOR_KINDS = new Set([
  *   whoever made it (a Secret of one's own replaces a generated one);
  * - labelled for another plumb App: refused, naming it (adopt does not take from another App);
  * - made by another tool (neither in the inventory nor labelled for this App): refused unless
- *   `adopt`; with it, the fields of the client-side managers (CLIENT_SIDE_MANAGERS) move to
+ *   `adopt` — except an object made by hand with kubectl (otherManager: no other tool manages
+ *   it), which is taken over without `adopt`, as Argo CD and Flux do; when taken over, the
+ *   fields of the client-side managers (CLIENT_SIDE_MANAGERS) move to
  *   plumb's Apply entry first (upgradeManagedFields, one JSON patch: kubectl's and client-go's
  *   csaupgrade), so plumb's apply owns them and the next run sees no conflict or stale field;
  * - with `adopt`, an immutable selector that differs is kept from the live object;
@@ -103,11 +105,15 @@ export async function prepareTakeover(
       continue;
     }
     if (!known.has(key) && !labelledFor(live, ctx.ref)) {
-      if (!adopt) {
-        const managers = managersOf(live);
+      const other = otherManager(
+        live.metadata.managedFields,
+        live.metadata.labels,
+        live.metadata.annotations,
+      );
+      if (!adopt && other !== undefined) {
         out.refused.set(
           key,
-          `${describeRef(ref)} exists and was not made by this App${managers.length > 0 ? ` (field managers: ${managers.join(", ")})` : ""}; set spec.adopt: true to take it over`,
+          `${describeRef(ref)} exists and is managed by ${other}, not by this App; set spec.adopt: true to take it over`,
         );
         continue;
       }

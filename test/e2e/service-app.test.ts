@@ -323,7 +323,7 @@ describe("adoption of what kubectl deployed", () => {
   const ns = "svc-adopt";
   let digest = "";
 
-  it("refuses objects another tool made unless spec.adopt; then takes them over without replacing Pods", async () => {
+  it("takes over what kubectl made, refuses what another tool manages unless spec.adopt; no Pod replaced", async () => {
     digest = registry.push("acme/blog", "3.0.0", manifest(30));
     const source = {
       services: [
@@ -331,8 +331,9 @@ describe("adoption of what kubectl deployed", () => {
         { name: "api", image: `${registry.host}/acme/blog`, tag: "3.0.0", port: 9090 },
       ],
     };
-    // What the team deployed by hand: the objects plumb renders for `web` (so nothing changes
-    // for it), and an `api` Deployment with a selector of its own (immutable: it is kept).
+    // What the team deployed with kubectl: the objects plumb renders for `web` (so nothing
+    // changes for it), and an `api` Deployment with a selector of its own (immutable: it is
+    // kept) that Helm manages (its release annotation).
     const rendered = renderApp({
       app: "blog",
       source: {
@@ -354,6 +355,7 @@ describe("adoption of what kubectl deployed", () => {
         };
         spec.selector = { matchLabels: { app: "api" } };
         spec.template.metadata.labels = { app: "api" };
+        o.metadata.annotations = { ...o.metadata.annotations, "meta.helm.sh/release-name": "blog" };
       }
       if (o.kind === "Service" && o.metadata.name === "api") {
         (o["spec"] as { selector: unknown }).selector = { app: "api" };
@@ -378,7 +380,8 @@ describe("adoption of what kubectl deployed", () => {
       `/apis/apps/v1/namespaces/${ns}/replicasets?labelSelector=${encodeURIComponent(webSelector)}`,
     )) as { items: KubeObject[] };
 
-    // Without adopt: refused, naming the tool; nothing is changed.
+    // Without adopt: what kubectl made is taken over (web); what Helm manages is refused,
+    // naming it, and left alone (api).
     const spec = {
       source: { app: { ...source, services: source.services.map((s) => ({ ...s, replicas: 2 })) } },
       interval: "1s",
@@ -388,9 +391,12 @@ describe("adoption of what kubectl deployed", () => {
     const refused = await run(ns, "blog");
     expect(refused.outcome).toBe("Failed");
     expect(refused.error).toContain(
-      `Deployment ${ns}/web exists and was not made by this App (field managers: kubectl-client-side-apply); set spec.adopt: true to take it over`,
+      `Deployment ${ns}/api exists and is managed by Helm (annotation meta.helm.sh/release-name), not by this App; set spec.adopt: true to take it over`,
     );
-    const untouched = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    expect(refused.error).not.toContain(`Deployment ${ns}/web`);
+    const takenOver = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    expect(takenOver?.metadata.labels?.["plumb.dev/app"]).toBe("blog");
+    const untouched = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/api`);
     expect(untouched?.metadata.labels?.["plumb.dev/app"]).toBeUndefined();
 
     // With adopt: taken over; the client-side manager's fields are plumb's now.
