@@ -23,14 +23,18 @@ const password: KubeObject = {
   type: "Opaque",
 };
 
+/** Field manager of the live objects made by another tool than kubectl (by name). */
+const TOOL: Record<string, string> = { "by-helm": "helm" };
+
 async function setup(live: KubeObject[], inventory: string[] = []) {
   const kube = createFakeKube();
   for (const o of live) {
-    await kube.apply(o, { fieldManager: "kubectl-client-side-apply" });
+    const manager = TOOL[o.metadata.name] ?? "kubectl-client-side-apply";
+    await kube.apply(o, { fieldManager: manager });
     const stored = kube.objects.get([...kube.objects.keys()].at(-1)!)!;
     stored.metadata.managedFields = [
       {
-        manager: "kubectl-client-side-apply",
+        manager,
         operation: "Update",
         apiVersion: "v1",
         fieldsV1: { "f:data": { "f:a": {} } },
@@ -68,31 +72,56 @@ describe("prepareTakeover", () => {
     });
   });
 
-  it("refuses another tool's object unless adopting, and never another App's", async () => {
-    const { ctx, kube } = await setup(
-      [
-        cm("by-kubectl"),
-        cm("other-app", { "plumb.dev/app": "blog", "plumb.dev/app-namespace": "team-b" }),
-        cm("mine", { "plumb.dev/app": "shop", "plumb.dev/app-namespace": "team-a" }),
-        cm("listed"),
-      ],
-      ["listed"],
-    );
-    const objects = [cm("by-kubectl"), cm("other-app"), cm("mine"), cm("listed"), cm("new")];
+  it("takes over kubectl's objects, refuses another tool's unless adopting, never another App's", async () => {
+    const fresh = () =>
+      setup(
+        [
+          cm("by-kubectl"),
+          cm("by-helm"),
+          cm("other-app", { "plumb.dev/app": "blog", "plumb.dev/app-namespace": "team-b" }),
+          cm("mine", { "plumb.dev/app": "shop", "plumb.dev/app-namespace": "team-a" }),
+          cm("listed"),
+        ],
+        ["listed"],
+      );
+    const objects = [
+      cm("by-kubectl"),
+      cm("by-helm"),
+      cm("other-app"),
+      cm("mine"),
+      cm("listed"),
+      cm("new"),
+    ];
+    const { ctx, kube } = await fresh();
     const refused = await prepareTakeover(ctx, objects, false);
     expect(Object.fromEntries(refused.refused)).toEqual({
-      "/ConfigMap/team-a/by-kubectl":
-        "ConfigMap team-a/by-kubectl exists and was not made by this App (field managers: kubectl-client-side-apply); set spec.adopt: true to take it over",
+      "/ConfigMap/team-a/by-helm":
+        'ConfigMap team-a/by-helm exists and is managed by field manager "helm", not by this App; set spec.adopt: true to take it over',
       "/ConfigMap/team-a/other-app":
         "ConfigMap team-a/other-app belongs to App team-b/blog (its tracking labels)",
     });
-    expect(refused.apply.map((o) => o.metadata.name)).toEqual(["mine", "listed", "new"]);
-
-    const adopted = await prepareTakeover(ctx, objects, true);
-    expect([...adopted.refused.keys()]).toEqual(["/ConfigMap/team-a/other-app"]);
-    expect(adopted.adopted.map((r) => r.name)).toEqual(["by-kubectl"]);
+    expect(refused.adopted.map((r) => r.name)).toEqual(["by-kubectl"]);
+    expect(refused.apply.map((o) => o.metadata.name)).toEqual([
+      "by-kubectl",
+      "mine",
+      "listed",
+      "new",
+    ]);
     // The client-side manager's fields are plumb's Apply entry now.
     expect(kube.objects.get("/ConfigMap/team-a/by-kubectl")?.metadata.managedFields).toEqual([
+      {
+        manager: "plumb",
+        operation: "Apply",
+        apiVersion: "v1",
+        fieldsV1: { "f:data": { "f:a": {} } },
+      },
+    ]);
+
+    const again = await fresh();
+    const adopted = await prepareTakeover(again.ctx, objects, true);
+    expect([...adopted.refused.keys()]).toEqual(["/ConfigMap/team-a/other-app"]);
+    expect(adopted.adopted.map((r) => r.name)).toEqual(["by-kubectl", "by-helm"]);
+    expect(again.kube.objects.get("/ConfigMap/team-a/by-helm")?.metadata.managedFields).toEqual([
       {
         manager: "plumb",
         operation: "Apply",

@@ -26,7 +26,7 @@ export interface PushCase {
 /**
  * Commits a new guestbook-ui image to `repo`, sends the signed GitHub push and asserts: 202
  * naming exactly the App and the revision, the new image live in the cluster within
- * `timeoutMs`, and status.revision equal to the pushed commit.
+ * `timeoutMs`, and status.revision equal to the pushed commit within 10 s after that.
  */
 export async function pushAppliesCommit(c: PushCase): Promise<void> {
   const file = "guestbook-ui-deployment.yaml";
@@ -43,5 +43,10 @@ export async function pushAppliesCommit(c: PushCase): Promise<void> {
   ).catch((err) => {
     throw new Error(`${String(err)}\n${c.diagnostics?.() ?? ""}`);
   });
-  expect((await getApp(c.namespace, c.name)).status?.revision).toBe(sha);
+  // The objects land before the run writes status: wait for the record too.
+  await waitFor(
+    "status.revision is the pushed commit",
+    async () => (await getApp(c.namespace, c.name)).status?.revision === sha,
+    10_000,
+  );
 }
