@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { KubeApiError, type Redactor } from "../core/index.ts";
+import { OperationRefused } from "./operations.ts";
 
 /** An HTTP error with a JSON body `{message, ...details}`. Throw it from any handler. */
 export class HttpError extends HTTPException {
@@ -22,7 +23,7 @@ export type Log = (entry: Record<string, unknown>) => void;
 
 /**
  * Maps an error to a JSON response:
- * - HttpError / HTTPException: its status and message (plus HttpError details);
+ * - HttpError / HTTPException / OperationRefused: its status and message (plus details);
  * - KubeApiError 404 → 404, 409 → 409 (with the API server's message and reason), any other
  *   → 502 "kubernetes API error";
  * - anything else → 500 "internal error" (logged; no stack or message leaves the process).
@@ -33,6 +34,9 @@ export function errorResponse(err: Error, c: Context, log?: Log, redactor?: Reda
   const json = (body: Record<string, unknown>, status: ContentfulStatusCode) =>
     c.json(redactor ? redactor.redactValue(body) : body, status);
   if (err instanceof HttpError) {
+    return json({ message: err.message, ...err.details }, err.status);
+  }
+  if (err instanceof OperationRefused) {
     return json({ message: err.message, ...err.details }, err.status);
   }
   if (err instanceof HTTPException) {
