@@ -6,6 +6,7 @@ import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
   configurationFromToken,
   createKubePort,
+  type KubeAppStore,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
@@ -56,7 +57,7 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   return v;
 }
 
-function portsFor(env: Env): Ports {
+function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);

@@ -7,6 +7,6 @@ export { HTTP_ENV_VARS, parseHttpConfig } from "./config.ts";
 export type { Log } from "./errors.ts";
 export type { PushRef } from "./match.ts";
 export { appMatchesPush, normalizeRepoUrl, qualifyRef } from "./match.ts";
-export type { AppKey, HttpDeps, HttpEnv } from "./types.ts";
+export type { AppEvent, AppKey, AppStore, HttpDeps, HttpEnv } from "./types.ts";
 export type { Provider, PushEvent } from "./webhooks.ts";
 export { parsePush } from "./webhooks.ts";

@@ -24,6 +24,22 @@ export interface AppStore {
     app: App,
     event: { type: "Normal" | "Warning"; reason: string; message: string },
   ): Promise<void>;
+  /**
+   * The App's most recent core/v1 Events (involvedObject is the App), newest first, at most
+   * `limit`. Bounded however many Events exist (see the adapter for its page cap).
+   */
+  listEvents(app: App, limit: number): Promise<AppEvent[]>;
+}
+
+/** One core/v1 Event about an App, as the page shows it. */
+export interface AppEvent {
+  type: string;
+  reason: string;
+  message: string;
+  /** How many times it happened (Event.count, 1 when absent). */
+  count: number;
+  /** RFC 3339 time it last happened, or undefined when the Event carries none. */
+  lastTimestamp?: string;
 }
 
 /** What the HTTP app needs from its runtime (Worker or Node). */
