@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
 import { registerApiRoutes } from "./routes/api.ts";
+import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerWebhookRoutes } from "./routes/webhooks.ts";
 import type { HttpDeps, HttpEnv } from "./types.ts";
 
@@ -14,6 +15,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * - GET /healthz → 200 {"status":"ok"} (no auth)
  * - POST /webhooks/github|gitlab|gitea (see registerWebhookRoutes)
  * - /api/v1/... under bearer-token auth (see registerApiRoutes)
+ * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
  * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; every error is JSON
  * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
  * Nothing here logs request headers, bodies, secrets or tokens.
@@ -30,6 +32,7 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   app.get("/healthz", (c) => c.json({ status: "ok" }, 200));
   registerWebhookRoutes(app, deps, limit);
   registerApiRoutes(app, deps, limit);
+  registerMetricsRoute(app, deps);
 
   app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));

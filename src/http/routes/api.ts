@@ -3,9 +3,10 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { App, Operation } from "../../app/index.ts";
 import { toIssues } from "../../app/index.ts";
-import { keyOf, summarize } from "../appview.ts";
-import { bearerAuth, mayUse, requireNamespace } from "../auth.ts";
+import { summarize } from "../appview.ts";
+import { bearerAuth, requireNamespace } from "../auth.ts";
 import { HttpError } from "../errors.ts";
+import { appsVisibleTo } from "../listing.ts";
 import { buildOperation, type OperationRequest, submitOperation } from "../operations.ts";
 import type { HttpDeps, HttpEnv } from "../types.ts";
 
@@ -101,15 +102,7 @@ export function registerApiRoutes(
   });
 
   app.get("/api/v1/apps", async (c) => {
-    const caller = c.get("caller");
-    const lists = caller.namespaces
-      ? await Promise.all([...new Set(caller.namespaces)].map((ns) => deps.apps.listApps(ns)))
-      : [await deps.apps.listApps()];
-    const items = lists
-      .flat()
-      .filter((a) => mayUse(caller, a.metadata.namespace))
-      .sort((a, b) => keyOf(a).localeCompare(keyOf(b)))
-      .map(summarize);
+    const items = (await appsVisibleTo(deps.apps, c.get("caller"))).map(summarize);
     return c.json({ items }, 200);
   });
 
