@@ -54,6 +54,14 @@ export interface HttpDeps {
   log?: Log;
   /** Secret values to redact from error answers (the process's, shared with its runs). */
   redactor?: Redactor;
+  /**
+   * Runs `task` after the response is sent (Workers: ctx.waitUntil; Node: not awaited). Slack
+   * wants an answer within 3 seconds, so its interactions do their work here. Default: the
+   * task runs unawaited and a failure is logged.
+   */
+  defer?(task: Promise<unknown>): void;
+  /** Posts a message to a Slack response_url (JSON). Absent: Slack answers are not sent. */
+  slackRespond?(url: string, payload: Record<string, unknown>): Promise<void>;
 }
 
 /** Hono environment of the app: the authenticated caller on /api routes. */
