@@ -289,7 +289,7 @@ describe("Slack settings", () => {
     [{ PLUMB_SLACK_SIGNING_SECRET: SECRET, PLUMB_SLACK_APPROVERS: "{" }, /not valid JSON/],
     [
       { PLUMB_SLACK_SIGNING_SECRET: SECRET, PLUMB_SLACK_APPROVERS: '{"alice":["a"]}' },
-      /Slack user ids/,
+      /alice: Invalid key in record/,
     ],
     [
       { PLUMB_SLACK_SIGNING_SECRET: SECRET, PLUMB_SLACK_APPROVERS: '{"U0A":["Team A"]}' },
