@@ -113,6 +113,9 @@ export default {
         now: () => new Date(),
         log: logLine,
         redactor,
+        // Work after the response (Slack's 3-second limit) runs in waitUntil.
+        defer: (task) => ctx.waitUntil(task),
+        slackRespond: createSlackNotifier().slack,
         async trigger(apps, reason) {
           // Webhook latency: reconcile the first few now (after the response), queue the rest.
           const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
