@@ -66,5 +66,9 @@ export interface HttpDeps {
 
 /** Hono environment of the app: the authenticated caller on /api routes. */
 export interface HttpEnv {
-  Variables: { caller: Caller };
+  Variables: {
+    caller: Caller;
+    /** Set on the web page's routes: errors become an HTML page instead of JSON. */
+    errorPage?: (status: number, message: string) => Promise<Response>;
+  };
 }
