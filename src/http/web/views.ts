@@ -4,7 +4,7 @@
 import { type Child, jsx as h, type JSXNode } from "hono/jsx";
 import type { App, Condition, ObjectRef } from "../../app/index.ts";
 import { previewOf, short } from "../../plan/index.ts";
-import { pendingOperation, sourceOf } from "../appview.ts";
+import { requestedOperation, sourceOf } from "../appview.ts";
 import type { Caller } from "../auth.ts";
 import type { AppEvent } from "../types.ts";
 
@@ -275,7 +275,7 @@ export function appPage(opts: {
   const { app, now, csrf } = opts;
   const s = app.status ?? {};
   const source = sourceOf(app);
-  const pending = pendingOperation(app);
+  const pending = requestedOperation(app);
   const previous = s.previousRevisions ?? [];
 
   const summary = h(
