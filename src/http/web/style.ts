@@ -23,6 +23,7 @@ th{font-weight:600;white-space:nowrap;background:var(--chip)}
 tr:last-child td{border-bottom:0}
 td.msg{min-width:14rem}
 code{font:.88em ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+code.src{word-break:normal;overflow-wrap:anywhere;display:inline-block;max-width:18rem}
 .badge{display:inline-block;padding:0 .45rem;border-radius:1rem;font-size:.78rem;font-weight:600;
 background:var(--chip);white-space:nowrap;margin:0 .2rem .2rem 0}
 .b-held{color:var(--warn);border:1px solid var(--warn)}

@@ -188,17 +188,15 @@ export function appsPage(opts: {
   );
   const rows = opts.apps.map((app) => {
     const s = app.status ?? {};
-    const source = sourceOf(app);
     return [
       app.metadata.namespace,
-      h("a", { href: appHref(app) }, app.metadata.name),
-      h("code", null, source.location ? `${source.location}@${source.ref}` : "—"),
+      [h("a", { href: appHref(app) }, app.metadata.name), " ", badges(app)],
+      h("code", { class: "src" }, sourceText(app)),
       revisionText(s.revision),
       statusText(s.syncStatus),
       statusText(s.healthStatus),
       ago(s.lastSyncedAt, opts.now),
       h("span", { class: "msg" }, readyCondition(app)?.message ?? s.healthReason ?? ""),
-      badges(app),
     ];
   });
   return layout(
@@ -206,11 +204,18 @@ export function appsPage(opts: {
     h("h1", null, "Apps"),
     filters,
     table(
-      ["Namespace", "Name", "Source", "Revision", "Sync", "Health", "Last sync", "Message", ""],
+      ["Namespace", "Name", "Source", "Revision", "Sync", "Health", "Last sync", "Message"],
       rows,
       "No Apps match.",
     ),
   );
+}
+
+/** "git.example.com/org/repo.git@main": the source without its scheme, for the list. */
+function sourceText(app: App): string {
+  const source = sourceOf(app);
+  if (!source.location) return "—";
+  return `${source.location.replace(/^https?:\/\//, "")}@${source.ref}`;
 }
 
 function previewList(app: App): Child {
