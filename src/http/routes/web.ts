@@ -4,7 +4,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { JSXNode } from "hono/jsx";
 import type { App, Operation } from "../../app/index.ts";
-import { keyOf, pendingOperation } from "../appview.ts";
+import { keyOf, requestedOperation } from "../appview.ts";
 import { requireNamespace, tokenLookup } from "../auth.ts";
 import { HttpError } from "../errors.ts";
 import { appsVisibleTo } from "../listing.ts";
@@ -211,7 +211,7 @@ export function registerWebRoutes(
     }
     // The notice of a request just made, while it is pending (a fixed text, never the query's).
     const requested = c.req.query("requested");
-    if (requested !== undefined && pendingOperation(target)?.type === requested) {
+    if (requested !== undefined && requestedOperation(target)?.type === requested) {
       notice = `${requested} requested: the next reconcile carries it out.${notice ? ` ${notice}` : ""}`;
     }
     return page(
