@@ -2,15 +2,24 @@
 // result. No I/O here (the file system is passed in), so all of it is unit-tested.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import {
+  isVerb,
+  parseVerbArgs,
+  VERB_ONLY_OPTIONS,
+  VERBS_USAGE,
+  type VerbArgs,
+} from "./cli-verbs-args.ts";
 
 export const USAGE = `usage:
   plumb reconcile NAMESPACE/NAME [--kubeconfig FILE]
   plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
   plumb serve [--port N] [--kubeconfig FILE]
+${VERBS_USAGE}
   plumb --help`;
 
 /** What the command line asks for, or why it is a usage error (exit code 2). */
 export type CliArgs =
+  | VerbArgs
   | { kind: "help" }
   | { kind: "usage"; error: string }
   | { kind: "serve"; port: number; kubeconfig: string | undefined }
@@ -47,6 +56,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   const kubeconfig = values.kubeconfig;
   if (kubeconfig === "") return { kind: "usage", error: "--kubeconfig needs a file name" };
   if (command === undefined) return { kind: "usage", error: "missing command" };
+  if (isVerb(command)) return parseVerbArgs(command, rest, values);
+  const verbOnly = VERB_ONLY_OPTIONS.find((o) => values[o] !== undefined);
+  if (verbOnly) return { kind: "usage", error: `--${verbOnly} is not an option of ${command}` };
 
   if (command === "serve") {
     if (rest.length > 0) return extra(rest);
@@ -114,6 +126,9 @@ function parse(argv: readonly string[]) {
       namespace: { type: "string" },
       kubeconfig: { type: "string" },
       port: { type: "string" },
+      "all-namespaces": { type: "boolean", short: "A" },
+      output: { type: "string", short: "o" },
+      revision: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

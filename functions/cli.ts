@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force]`, `plumb serve --port N`.
+// plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force]`, `plumb serve --port N`,
+// and the verbs for people (`plumb get`, `plumb approve` ...: functions/cli-verbs.ts).
 // Exit codes: 0 ok, 1 an App failed or was not found (or a fatal error), 2 a usage error.
 import { existsSync } from "node:fs";
 import { Redactor } from "../src/core/redact.ts";
@@ -24,6 +25,10 @@ async function main(argv: string[]): Promise<number> {
   const found = findKubeconfig(args.kubeconfig, process.env, existsSync);
   if ("error" in found) throw new Error(found.error);
   const kubeconfig = found.path;
+  if (args.kind === "get" || args.kind === "operate") {
+    const { runVerb } = await import("./cli-verbs.ts");
+    return runVerb(args, kubeconfig);
+  }
   if (args.kind === "serve") {
     const { serve } = await import("./node.ts");
     await serve(args.port, kubeconfig, config, redactor);

@@ -5,6 +5,7 @@ import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import {
   configurationFromKubeConfig,
   createKubePort,
+  type KubeAppStore,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
@@ -14,14 +15,15 @@ import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
 /**
- * A factory of Ports (a fresh KubePort each call, so request counts are per run). Every run
- * shares `redactor` (the process's secret values), and the log lines are redacted with it.
+ * A factory of Ports (a fresh KubePort each call, so request counts are per run; its `kube` is
+ * also the HTTP app's AppStore). Every run shares `redactor` (the process's secret values), and
+ * the log lines are redacted with it.
  */
 export function nodePorts(
   kubeconfig: string | undefined,
   config: RuntimeConfig,
   redactor: Redactor = new Redactor(),
-): () => Ports {
+): () => Ports & { kube: KubeAppStore } {
   const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
   const git = createGitPort();
   const image = createImagePort();

@@ -3,6 +3,7 @@
 import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { createSlackNotifier } from "../src/notify/index.ts";
 import { reconcileMany } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
@@ -53,6 +54,10 @@ export async function serve(
     now: () => new Date(),
     log,
     redactor,
+    // Work after the response (Slack's 3-second limit): not awaited; failures logged.
+    defer: (task) =>
+      void task.catch((err) => log({ msg: "deferred task failed", error: String(err) })),
+    slackRespond: createSlackNotifier().slack,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       for (const a of apps)

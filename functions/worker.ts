@@ -6,6 +6,7 @@ import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
   configurationFromToken,
   createKubePort,
+  type KubeAppStore,
   transportFromConfiguration,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
@@ -56,7 +57,7 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   return v;
 }
 
-function portsFor(env: Env): Ports {
+function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
@@ -112,6 +113,9 @@ export default {
         now: () => new Date(),
         log: logLine,
         redactor,
+        // Work after the response (Slack's 3-second limit) runs in waitUntil.
+        defer: (task) => ctx.waitUntil(task),
+        slackRespond: createSlackNotifier().slack,
         async trigger(apps, reason) {
           // Webhook latency: reconcile the first few now (after the response), queue the rest.
           const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;

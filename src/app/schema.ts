@@ -140,7 +140,14 @@ export const SyncPolicy = z
   })
   .describe("When and how plumb applies.");
 
-export const OPERATION_TYPES = ["Sync", "Deploy", "Rollback", "Restart", "Approve"] as const;
+export const OPERATION_TYPES = [
+  "Sync",
+  "Deploy",
+  "Rollback",
+  "Restart",
+  "Approve",
+  "Reject",
+] as const;
 
 export const Operation = z
   .object({
@@ -150,7 +157,9 @@ export const Operation = z
       .string()
       .min(1)
       .optional()
-      .describe("Rollback: a revision from status.previousRevisions. Approve: the held revision."),
+      .describe(
+        "Rollback: a revision from status.previousRevisions. Approve, Reject: the held revision.",
+      ),
     requestedBy: z.string().max(256).optional().describe("Who asked, for the record."),
     requestedAt: z.string().optional().describe("RFC 3339 time of the request."),
   })
@@ -302,6 +311,11 @@ export const AppStatus = z
       ),
     heldRevision: z.string().optional().describe("Revision waiting for approval."),
     heldObjectHash: z.string().optional(),
+    rejectedRevision: z
+      .string()
+      .optional()
+      .describe("Revision a Reject turned down; it is not held or announced again."),
+    rejectedObjectHash: z.string().optional(),
     rolledBackFrom: z
       .string()
       .optional()

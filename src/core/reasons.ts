@@ -54,6 +54,8 @@ export const EventReason = {
   Applied: "Applied",
   Pruned: "Pruned",
   Held: "Held",
+  /** A held revision was turned down (a Reject operation, issue 16). */
+  Rejected: "Rejected",
   DriftCorrected: "DriftCorrected",
   OperationSucceeded: "OperationSucceeded",
   OperationFailed: "OperationFailed",
@@ -79,6 +81,8 @@ export const GateReason = {
   Deploy: "Deploy",
   RequiresApproval: "RequiresApproval",
   AwaitingApproval: "AwaitingApproval",
+  /** A Reject of the held revision, and the head being the revision rejected. */
+  Rejected: "Rejected",
   RolledBack: "RolledBack",
   Frozen: "Frozen",
   ManualSync: "ManualSync",

@@ -298,6 +298,41 @@ describe("POST approve", () => {
   });
 });
 
+describe("POST reject", () => {
+  it("writes a Reject operation of the held revision, like approve", async () => {
+    const { kube, call } = setup();
+    const res = await call("POST", `${WEB}/reject`, TEAM_A, { revision: HELD });
+    expect(res.status).toBe(202);
+    const { operation } = (await res.json()) as { operation: Record<string, unknown> };
+    expect(operation).toEqual({
+      id: expect.stringMatching(UUID),
+      type: "Reject",
+      revision: HELD,
+      requestedBy: "alice",
+      requestedAt: NOW,
+    });
+    expect(kube.calls.setOperation).toEqual([{ app: "team-a/web", operation }]);
+    expect(kube.calls.emitEvent[0]?.message).toBe(`Reject of ${HELD} requested by alice`);
+    expect(kube.calls.trigger).toEqual([
+      { apps: [{ namespace: "team-a", name: "web" }], reason: "api: Reject requested by alice" },
+    ]);
+  });
+  it("409 for a stale revision or nothing held; 403 in another namespace", async () => {
+    const { kube, call } = setup();
+    const stale = await call("POST", `${WEB}/reject`, TEAM_A, { revision: SHA2 });
+    expect(stale.status).toBe(409);
+    expect(await stale.json()).toEqual({
+      message: `stale revision: held is ${HELD}`,
+      heldRevision: HELD,
+    });
+    const none = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/reject", TEAM_A);
+    expect(none.status).toBe(409);
+    const other = await call("POST", "/api/v1/namespaces/team-b/apps/api/reject", TEAM_A);
+    expect(other.status).toBe(403);
+    expect(kube.calls.setOperation).toEqual([]);
+  });
+});
+
 describe("POST operations", () => {
   it.each([
     ["sync", "Sync"],

@@ -3,6 +3,9 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
 import { registerApiRoutes } from "./routes/api.ts";
+import { registerMetricsRoute } from "./routes/metrics.ts";
+import { registerSlackRoutes } from "./routes/slack.ts";
+import { registerWebRoutes } from "./routes/web.ts";
 import { registerWebhookRoutes } from "./routes/webhooks.ts";
 import type { HttpDeps, HttpEnv } from "./types.ts";
 
@@ -14,6 +17,9 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * - GET /healthz → 200 {"status":"ok"} (no auth)
  * - POST /webhooks/github|gitlab|gitea (see registerWebhookRoutes)
  * - /api/v1/... under bearer-token auth (see registerApiRoutes)
+ * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
+ * - POST /slack/interactions, Slack-signed button presses (see registerSlackRoutes)
+ * - the web page at / (see registerWebRoutes), HTML, under a signed session cookie
  * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; every error is JSON
  * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
  * Nothing here logs request headers, bodies, secrets or tokens.
@@ -30,6 +36,9 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   app.get("/healthz", (c) => c.json({ status: "ok" }, 200));
   registerWebhookRoutes(app, deps, limit);
   registerApiRoutes(app, deps, limit);
+  registerMetricsRoute(app, deps);
+  registerSlackRoutes(app, deps, limit);
+  registerWebRoutes(app, deps, limit);
 
   app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));

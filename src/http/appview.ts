@@ -20,6 +20,45 @@ export function gitSourceOf(app: App): { url: string; ref: string } | undefined 
   return { url, ref: typeof ref === "string" && ref !== "" ? ref : "HEAD" };
 }
 
+/**
+ * Where the App's desired state comes from, for display and metrics: `{type: "git", location:
+ * url, ref}` or `{type: "image", location: repository, ref: tag}`; `{type: "unknown",
+ * location: ""}` for a spec without either. A URL's user name, password, query and fragment
+ * are dropped: a repository URL may carry a token, which must not reach a page or a label.
+ */
+export function sourceOf(app: App): {
+  type: "git" | "image" | "unknown";
+  location: string;
+  ref: string;
+} {
+  const source = record(record(app.spec)?.["source"]);
+  const git = gitSourceOf(app);
+  if (git) return { type: "git", location: withoutCredentials(git.url), ref: git.ref };
+  const image = record(source?.["image"]);
+  const repository = image?.["repository"];
+  if (typeof repository === "string" && repository !== "") {
+    const tag = image?.["tag"];
+    return {
+      type: "image",
+      location: withoutCredentials(repository),
+      ref: typeof tag === "string" && tag !== "" ? tag : "latest",
+    };
+  }
+  return { type: "unknown", location: "", ref: "" };
+}
+
+function withoutCredentials(location: string): string {
+  try {
+    const url = new URL(location);
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      return location.replace(/^[^@/]*@/, "");
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    // Not a URL (an image repository such as registry.example.com/org/web): drop any "user@".
+    return location.replace(/^[^@/]*@/, "");
+  }
+}
+
 /** Whether `spec.freeze` is true. */
 export function isFrozen(app: App): boolean {
   return record(app.spec)?.["freeze"] === true;

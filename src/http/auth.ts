@@ -11,38 +11,51 @@ export interface Caller {
 }
 
 /**
- * Builds the authenticator for `tokens`. Each request's token is hashed (SHA-256) and compared
- * with every configured token's hash, all of them, without stopping at a match, so timing
- * tells neither which token matched nor how much of one did.
+ * Builds a lookup of a presented token among `tokens`: the presented token is hashed (SHA-256)
+ * and compared with every configured token's hash, all of them, without stopping at a match,
+ * so timing tells neither which token matched nor how much of one did.
+ * @returns `find(presented)`: the matching ApiToken, or undefined.
+ */
+export function tokenLookup(
+  tokens: readonly ApiToken[],
+): (presented: string) => Promise<ApiToken | undefined> {
+  let digests: Promise<Array<{ digest: Uint8Array; token: ApiToken }>> | undefined;
+  return async (presented) => {
+    digests ??= Promise.all(tokens.map(async (t) => ({ digest: await sha256(t.token), token: t })));
+    const given = await sha256(presented);
+    let found: ApiToken | undefined;
+    for (const k of await digests) {
+      const equal = bytesEqual(given, k.digest);
+      found = equal ? k.token : found;
+    }
+    return found;
+  };
+}
+
+/** The Caller of an API token: its name and namespaces, never the token. */
+export function callerOf(token: ApiToken): Caller {
+  return token.namespaces
+    ? { name: token.name, namespaces: token.namespaces }
+    : { name: token.name };
+}
+
+/**
+ * Builds the authenticator for `tokens` (compared as {@link tokenLookup} does).
  * @returns `authenticate(authorizationHeader)`, which resolves to the Caller or throws
  *   HttpError 401 (missing header, not `Bearer <token>`, or unknown token).
  */
 export function bearerAuth(
   tokens: readonly ApiToken[],
 ): (header: string | undefined) => Promise<Caller> {
-  let digests: Promise<Array<{ digest: Uint8Array; caller: Caller }>> | undefined;
-  const known = () => {
-    digests ??= Promise.all(
-      tokens.map(async (t) => ({
-        digest: await sha256(t.token),
-        caller: t.namespaces ? { name: t.name, namespaces: t.namespaces } : { name: t.name },
-      })),
-    );
-    return digests;
-  };
+  const find = tokenLookup(tokens);
   return async (header) => {
     const m = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header ?? "");
     if (!m?.[1]) {
       throw new HttpError(401, "missing bearer token: send Authorization: Bearer <token>");
     }
-    const presented = await sha256(m[1]);
-    let found: Caller | undefined;
-    for (const k of await known()) {
-      const equal = bytesEqual(presented, k.digest);
-      found = equal ? k.caller : found;
-    }
+    const found = await find(m[1]);
     if (!found) throw new HttpError(401, "invalid bearer token");
-    return found;
+    return callerOf(found);
   };
 }
 

@@ -19,6 +19,20 @@ export interface HttpConfig {
   giteaWebhookSecret?: string;
   /** Cluster-wide destination policy ("*" or namespace names); absent when not set. */
   allowedDestinations?: string[];
+  /** The web page's session signing key (32+ characters); absent = the page is off. */
+  sessionKey?: string;
+  /** Slack interactivity (Approve/Reject buttons); absent = POST /slack/interactions is off. */
+  slack?: SlackConfig;
+}
+
+/** Slack interactivity settings. */
+export interface SlackConfig {
+  /** The Slack app's signing secret (secret). */
+  signingSecret: string;
+  /** Slack user id → namespaces that user may approve and reject in ("*" = all). */
+  approvers: Record<string, string[]>;
+  /** Origins a response_url may have (default https://hooks.slack.com). */
+  responseOrigins: string[];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -45,7 +59,30 @@ export const HTTP_ENV_VARS = [
   "GITLAB_WEBHOOK_TOKEN",
   "GITEA_WEBHOOK_SECRET",
   "PLUMB_ALLOWED_DESTINATIONS",
+  "PLUMB_SESSION_KEY",
+  "PLUMB_SLACK_SIGNING_SECRET",
+  "PLUMB_SLACK_APPROVERS",
+  "PLUMB_SLACK_RESPONSE_ORIGINS",
 ] as const;
+
+/** Shortest PLUMB_SESSION_KEY accepted: 32 characters (256 bits of a random hex or base64 key). */
+export const MIN_SESSION_KEY = 32;
+const APPROVERS_SHAPE =
+  'expected a JSON object of Slack user id to namespaces, e.g. {"U0123ABCD": ["team-a"], "U0456EFGH": ["*"]}';
+/** Slack user ids: U… or W… (Enterprise Grid), upper-case letters and digits. */
+const SLACK_USER = /^[UW][A-Z0-9]{2,20}$/;
+
+const Approvers = z.record(
+  z.string().regex(SLACK_USER, "keys must be Slack user ids such as U0123ABCD"),
+  z
+    .array(
+      z.union([
+        z.literal("*"),
+        z.string().max(63).regex(DNS_LABEL, "must be a namespace name or *"),
+      ]),
+    )
+    .min(1),
+);
 
 function str(env: Record<string, unknown>, name: string): string | undefined {
   const v = env[name];
@@ -98,6 +135,66 @@ function parseDestinations(raw: string | undefined): string[] | undefined {
   return list;
 }
 
+function parseSessionKey(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.length < MIN_SESSION_KEY) {
+    throw new Error(
+      `PLUMB_SESSION_KEY: must be at least ${MIN_SESSION_KEY} characters (e.g. openssl rand -hex 32)`,
+    );
+  }
+  return raw;
+}
+
+function parseSlack(env: Record<string, unknown>): SlackConfig | undefined {
+  const secret = str(env, "PLUMB_SLACK_SIGNING_SECRET");
+  const rawApprovers = str(env, "PLUMB_SLACK_APPROVERS");
+  const rawOrigins = str(env, "PLUMB_SLACK_RESPONSE_ORIGINS");
+  if (secret === undefined) {
+    if (rawApprovers !== undefined || rawOrigins !== undefined) {
+      throw new Error(
+        "PLUMB_SLACK_SIGNING_SECRET: required when PLUMB_SLACK_APPROVERS or PLUMB_SLACK_RESPONSE_ORIGINS is set",
+      );
+    }
+    return undefined;
+  }
+  if (rawApprovers === undefined) {
+    throw new Error(
+      `PLUMB_SLACK_APPROVERS: required with PLUMB_SLACK_SIGNING_SECRET (${APPROVERS_SHAPE})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(rawApprovers);
+  } catch {
+    throw new Error(`PLUMB_SLACK_APPROVERS: ${APPROVERS_SHAPE} (not valid JSON)`);
+  }
+  const r = Approvers.safeParse(json);
+  if (!r.success) {
+    const where = r.error.issues
+      .map((i) => `${fmtPath(i.path) || "(top)"}: ${i.message}`)
+      .join("; ");
+    throw new Error(`PLUMB_SLACK_APPROVERS: ${APPROVERS_SHAPE} (${where})`);
+  }
+  const origins = (rawOrigins ?? "https://hooks.slack.com")
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
+  for (const o of origins) {
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== o) {
+      throw new Error(
+        `PLUMB_SLACK_RESPONSE_ORIGINS: expected origins such as https://hooks.slack.com, comma-separated (bad: ${o})`,
+      );
+    }
+  }
+  return { signingSecret: secret, approvers: r.data, responseOrigins: origins };
+}
+
 /**
  * Reads the HTTP configuration from `env` (process.env on Node, the Worker's `env` bindings).
  * - `PLUMB_API_TOKENS`: JSON array of `{name, token, namespaces?}`; tokens of 16+ characters,
@@ -105,6 +202,11 @@ function parseDestinations(raw: string | undefined): string[] | undefined {
  * - `GITHUB_WEBHOOK_SECRET`, `GITLAB_WEBHOOK_TOKEN`, `GITEA_WEBHOOK_SECRET`: absent or empty =
  *   that provider's webhook route answers 404.
  * - `PLUMB_ALLOWED_DESTINATIONS`: comma-separated namespace names or "*".
+ * - `PLUMB_SESSION_KEY`: the web page's session signing key, 32+ characters; absent = the page
+ *   at / answers 404.
+ * - `PLUMB_SLACK_SIGNING_SECRET` with `PLUMB_SLACK_APPROVERS` (JSON object: Slack user id →
+ *   namespaces or ["*"]) and optionally `PLUMB_SLACK_RESPONSE_ORIGINS` (origins a response_url
+ *   may have, default https://hooks.slack.com): Slack's Approve/Reject buttons.
  * @throws Error whose message starts with the variable's name and says what was expected;
  *   it never contains a secret value.
  */
@@ -118,5 +220,9 @@ export function parseHttpConfig(env: Record<string, unknown>): HttpConfig {
   if (gitlab) config.gitlabWebhookToken = gitlab;
   if (gitea) config.giteaWebhookSecret = gitea;
   if (destinations) config.allowedDestinations = destinations;
+  const sessionKey = parseSessionKey(str(env, "PLUMB_SESSION_KEY"));
+  if (sessionKey) config.sessionKey = sessionKey;
+  const slack = parseSlack(env);
+  if (slack) config.slack = slack;
   return config;
 }

@@ -3,6 +3,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { KubeApiError, type Redactor } from "../core/index.ts";
+import { OperationRefused } from "./operations.ts";
+import type { HttpEnv } from "./types.ts";
 
 /** An HTTP error with a JSON body `{message, ...details}`. Throw it from any handler. */
 export class HttpError extends HTTPException {
@@ -22,32 +24,54 @@ export type Log = (entry: Record<string, unknown>) => void;
 
 /**
  * Maps an error to a JSON response:
- * - HttpError / HTTPException: its status and message (plus HttpError details);
+ * - HttpError / HTTPException / OperationRefused: its status and message (plus details);
  * - KubeApiError 404 → 404, 409 → 409 (with the API server's message and reason), any other
  *   → 502 "kubernetes API error";
  * - anything else → 500 "internal error" (logged; no stack or message leaves the process).
  * Every body is redacted with `redactor` (issue 11: an API server message may echo a Secret's
- * value).
+ * value). On the web page's routes (`errorPage` set) the same status and message become an
+ * HTML page.
  */
-export function errorResponse(err: Error, c: Context, log?: Log, redactor?: Redactor): Response {
-  const json = (body: Record<string, unknown>, status: ContentfulStatusCode) =>
-    c.json(redactor ? redactor.redactValue(body) : body, status);
+export function errorResponse(
+  err: Error,
+  c: Context<HttpEnv>,
+  log?: Log,
+  redactor?: Redactor,
+): Response | Promise<Response> {
+  const described = describeError(err, c, log);
+  const body = redactor ? redactor.redactValue(described.body) : described.body;
+  const page = c.get("errorPage");
+  if (page) return page(described.status, String(body.message));
+  return c.json(body, described.status);
+}
+
+function describeError(
+  err: Error,
+  c: Context,
+  log?: Log,
+): { status: ContentfulStatusCode; body: { message: string } & Record<string, unknown> } {
   if (err instanceof HttpError) {
-    return json({ message: err.message, ...err.details }, err.status);
+    return { status: err.status, body: { message: err.message, ...err.details } };
+  }
+  if (err instanceof OperationRefused) {
+    return { status: err.status, body: { message: err.message, ...err.details } };
   }
   if (err instanceof HTTPException) {
     const status = err.status as ContentfulStatusCode;
-    return json({ message: err.message || defaultMessage(status) }, status);
+    return { status, body: { message: err.message || defaultMessage(status) } };
   }
   if (err instanceof KubeApiError) {
     if (err.status === 404 || err.status === 409) {
-      return json({ message: err.message, reason: err.reason }, err.status);
+      return { status: err.status, body: { message: err.message, reason: err.reason } };
     }
     log?.({ msg: "kubernetes API error", status: err.status, reason: err.reason, ...where(c) });
-    return json({ message: "kubernetes API error", status: err.status, reason: err.reason }, 502);
+    return {
+      status: 502,
+      body: { message: "kubernetes API error", status: err.status, reason: err.reason },
+    };
   }
   log?.({ msg: "unexpected error", error: err.name, detail: err.message, ...where(c) });
-  return json({ message: "internal error" }, 500);
+  return { status: 500, body: { message: "internal error" } };
 }
 
 function where(c: Context): Record<string, string> {

@@ -24,6 +24,22 @@ export interface AppStore {
     app: App,
     event: { type: "Normal" | "Warning"; reason: string; message: string },
   ): Promise<void>;
+  /**
+   * The App's most recent core/v1 Events (involvedObject is the App), newest first, at most
+   * `limit`. Bounded however many Events exist (see the adapter for its page cap).
+   */
+  listEvents(app: App, limit: number): Promise<AppEvent[]>;
+}
+
+/** One core/v1 Event about an App, as the page shows it. */
+export interface AppEvent {
+  type: string;
+  reason: string;
+  message: string;
+  /** How many times it happened (Event.count, 1 when absent). */
+  count: number;
+  /** RFC 3339 time it last happened, or undefined when the Event carries none. */
+  lastTimestamp?: string;
 }
 
 /** What the HTTP app needs from its runtime (Worker or Node). */
@@ -38,9 +54,21 @@ export interface HttpDeps {
   log?: Log;
   /** Secret values to redact from error answers (the process's, shared with its runs). */
   redactor?: Redactor;
+  /**
+   * Runs `task` after the response is sent (Workers: ctx.waitUntil; Node: not awaited). Slack
+   * wants an answer within 3 seconds, so its interactions do their work here. Default: the
+   * task runs unawaited and a failure is logged.
+   */
+  defer?(task: Promise<unknown>): void;
+  /** Posts a message to a Slack response_url (JSON). Absent: Slack answers are not sent. */
+  slackRespond?(url: string, payload: Record<string, unknown>): Promise<void>;
 }
 
 /** Hono environment of the app: the authenticated caller on /api routes. */
 export interface HttpEnv {
-  Variables: { caller: Caller };
+  Variables: {
+    caller: Caller;
+    /** Set on the web page's routes: errors become an HTML page instead of JSON. */
+    errorPage?: (status: number, message: string) => Promise<Response>;
+  };
 }

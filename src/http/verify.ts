@@ -109,3 +109,37 @@ export function decodeExact(body: Uint8Array): string | undefined {
     return undefined;
   }
 }
+
+/** How old a Slack request may be: 5 minutes, as Slack's guide recommends against replays. */
+export const SLACK_MAX_AGE_SECONDS = 300;
+
+/**
+ * Slack's request signature (https://api.slack.com/authentication/verifying-requests-from-slack):
+ * `X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:{X-Slack-Request-Timestamp}:{raw body}">` with
+ * the app's signing secret. Verified with `crypto.subtle.verify` (constant time) over the exact
+ * body bytes.
+ * @returns "ok"; "stale" when the timestamp is missing, not an integer, or more than
+ *   {@link SLACK_MAX_AGE_SECONDS} away from `now` (either way); "invalid" for a missing,
+ *   malformed or wrong signature. Never throws.
+ */
+export async function verifySlack(
+  secret: string,
+  timestamp: string | undefined,
+  body: Uint8Array,
+  signature: string | undefined,
+  now: Date,
+): Promise<"ok" | "stale" | "invalid"> {
+  const ts = timestamp?.trim() ?? "";
+  if (!/^[0-9]{1,12}$/.test(ts)) return "stale";
+  if (Math.abs(now.getTime() / 1000 - Number(ts)) > SLACK_MAX_AGE_SECONDS) return "stale";
+  const m = /^v0=([0-9a-f]{64})$/i.exec(signature?.trim() ?? "");
+  if (!m?.[1]) return "invalid";
+  const sig = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) sig[i] = Number.parseInt(m[1].slice(i * 2, i * 2 + 2), 16);
+  const prefix = encoder.encode(`v0:${ts}:`);
+  const data = new Uint8Array(prefix.length + body.length);
+  data.set(prefix);
+  data.set(body, prefix.length);
+  const ok = await crypto.subtle.verify("HMAC", await hmacKey(secret), sig, data);
+  return ok ? "ok" : "invalid";
+}

@@ -18,13 +18,40 @@ export interface KubePortOptions {
   now?: () => Date;
 }
 
+/** One core/v1 Event about an App (the HTTP app's AppEvent, structurally). */
+export interface AppEventRecord {
+  type: string;
+  reason: string;
+  message: string;
+  count: number;
+  lastTimestamp?: string;
+}
+
+/** The KubePort plus what the HTTP app reads besides (its AppStore port). */
+export interface KubeAppStore extends KubePort {
+  /**
+   * The App's Events (fieldSelector on involvedObject kind, name and, when known, uid), newest
+   * first, at most `limit`. Reads pages of {@link EVENT_PAGE} and at most
+   * {@link EVENT_PAGES} of them, so an App with a flood of Events costs bounded time and memory
+   * (Events expire after the API server's --event-ttl, one hour by default).
+   */
+  listEvents(app: App, limit: number): Promise<AppEventRecord[]>;
+}
+
+/** Events read per list request, and at most this many requests per listEvents. */
+export const EVENT_PAGE = 250;
+export const EVENT_PAGES = 4;
+
 /**
  * Builds the KubePort on a transport. Every method throws KubeApiError for an HTTP error
  * (status and Status.reason kept), except where a 404 has a meaning of its own.
  * Server-side apply uses `application/apply-patch+yaml`, fieldManager `plumb`, force=true
  * (https://kubernetes.io/docs/reference/using-api/server-side-apply/).
  */
-export function createKubePort(transport: KubeTransport, options: KubePortOptions = {}): KubePort {
+export function createKubePort(
+  transport: KubeTransport,
+  options: KubePortOptions = {},
+): KubeAppStore {
   const discovery = options.discovery ?? processDiscovery;
   const now = options.now ?? (() => new Date());
   const counts: RequestCounts = { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 };
@@ -75,7 +102,7 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
   const appPath = (ns: string, name: string) =>
     `${APPS}/namespaces/${enc(ns)}/${PLURAL}/${enc(name)}`;
 
-  const port: KubePort = {
+  const port: KubeAppStore = {
     async getApp(namespace, name) {
       const res = await call("get", "GET", appPath(namespace, name));
       if (res.status === 404) return undefined;
@@ -217,12 +244,63 @@ export function createKubePort(transport: KubeTransport, options: KubePortOption
         },
       });
     },
+    async listEvents(app, limit) {
+      const selector = [
+        `involvedObject.kind=${app.kind || "App"}`,
+        `involvedObject.name=${app.metadata.name}`,
+        ...(app.metadata.uid ? [`involvedObject.uid=${app.metadata.uid}`] : []),
+      ].join(",");
+      const path = `/api/v1/namespaces/${enc(app.metadata.namespace)}/events`;
+      const found: AppEventRecord[] = [];
+      let next: string | undefined;
+      for (let page = 0; page < EVENT_PAGES; page++) {
+        const query: Record<string, string> = {
+          fieldSelector: selector,
+          limit: String(EVENT_PAGE),
+        };
+        if (next) query["continue"] = next;
+        const list = (await ok("list", "GET", path, { query })) as {
+          items?: RawEvent[];
+          metadata?: { continue?: string };
+        };
+        for (const e of list.items ?? []) found.push(eventRecord(e));
+        next = list.metadata?.continue;
+        if (!next) break;
+      }
+      return found
+        .sort((a, b) => (b.lastTimestamp ?? "").localeCompare(a.lastTimestamp ?? ""))
+        .slice(0, Math.max(0, limit));
+    },
     ...createLeases(call, now),
     requestCounts() {
       return { ...counts };
     },
   };
   return port;
+}
+
+interface RawEvent {
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  lastTimestamp?: string | null;
+  eventTime?: string | null;
+  firstTimestamp?: string | null;
+  metadata?: { creationTimestamp?: string };
+}
+
+function eventRecord(e: RawEvent): AppEventRecord {
+  const at = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
+  const record: AppEventRecord = {
+    type: e.type ?? "",
+    reason: e.reason ?? "",
+    message: e.message ?? "",
+    count: typeof e.count === "number" && e.count > 0 ? e.count : 1,
+  };
+  // RFC 3339 with or without fractions: normalized so the newest-first sort compares instants.
+  if (at && !Number.isNaN(Date.parse(at))) record.lastTimestamp = new Date(at).toISOString();
+  return record;
 }
 
 function decodeBase64(value: string): string {

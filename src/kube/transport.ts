@@ -126,3 +126,14 @@ export function configurationFromToken(
     httpApi,
   });
 }
+
+/**
+ * Node: the namespace of the kubeconfig's current context (kubectl's default namespace), or
+ * "default" when the context names none.
+ */
+export function kubeconfigNamespace(kubeconfigPath?: string): string {
+  const kc = new KubeConfig();
+  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
+  else kc.loadFromDefault();
+  return kc.getContextObject(kc.getCurrentContext())?.namespace || "default";
+}

@@ -191,3 +191,27 @@ describe("compareDesired", () => {
     expect(compareDesired(given)).toEqual(expected);
   });
 });
+
+describe("compareDesired: a held preview with dry-run changes (issue 16)", () => {
+  it("a field plumb owns that the new revision changes is 'will change', not hidden as normalization", () => {
+    const want = configMap("a", { k: "2" });
+    const have = liveOf(a, { k: "1" }); // data.k owned by plumb: detectDrift alone sees nothing
+    const base = input({
+      inventory: [A],
+      desired: [want],
+      live: live(have),
+      health: health(A),
+      held: true,
+    });
+    expect(compareDesired(base).resources).toEqual([line(A, "Synced", "Healthy")]);
+    const changes = new Map([[refKey(A), ["data.k"]]]);
+    expect(compareDesired({ ...base, changes })).toEqual({
+      resources: [line(A, "OutOfSync", "Healthy", "will change: data.k")],
+      drift: [],
+    });
+    // Not held: the changes are ignored (drift is about who changed what).
+    expect(compareDesired({ ...base, held: false, changes }).resources).toEqual([
+      line(A, "Synced", "Healthy"),
+    ]);
+  });
+});

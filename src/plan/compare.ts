@@ -17,6 +17,12 @@ export interface CompareInput {
   health: ReadonlyMap<string, { status: HealthStatus; message?: string }>;
   /** The desired set is held for approval: describe what approving would do, report no drift. */
   held: boolean;
+  /**
+   * Held only: by refKey, the fields a real apply would change (from a server-side dry run,
+   * issue 16). Objects without an entry fall back to detectDrift, which misses fields plumb
+   * already owns.
+   */
+  changes?: ReadonlyMap<string, readonly string[]> | undefined;
   /** status.resources of the last run (kept as they were on the fast path). */
   previous: readonly ResourceStatus[];
 }
@@ -35,8 +41,9 @@ export interface Comparison {
  * - owned but no longer desired: OutOfSync, "not in the source" ("will be pruned" when held);
  * - desired but not live: OutOfSync Missing, "will be created" — or "deleted", and drift
  *   `(object)` exists → deleted, when it was owned (someone deleted it; selfHeal recreates it);
- * - both: the fields detectDrift finds ("drifted: a, b", or "will change: a, b" when held),
- *   none for an apply-if-absent object (plumb.dev/ssa: IfNotPresent).
+ * - both: the fields detectDrift finds ("drifted: a, b"), or when held the fields `changes`
+ *   names ("will change: a, b"); none for an apply-if-absent object (plumb.dev/ssa:
+ *   IfNotPresent).
  * When held, nothing is drift: the preview says what approving will create, change and prune.
  */
 export function compareDesired(input: CompareInput): Comparison {
@@ -73,7 +80,12 @@ export function compareDesired(input: CompareInput): Comparison {
       continue;
     }
     // An apply-if-absent object is never drift: once it exists, it is not plumb's to correct.
-    const fields = applyOnlyIfAbsent(want) ? [] : detectDrift(want, have);
+    const changed = input.held ? input.changes?.get(key) : undefined;
+    const fields = applyOnlyIfAbsent(want)
+      ? []
+      : changed
+        ? changed.map((path) => ({ path }))
+        : detectDrift(want, have);
     if (fields.length > 0 && !input.held) drift.push({ ...ref, fields });
     const message =
       fields.length > 0

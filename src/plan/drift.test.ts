@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject } from "../core/index.ts";
-import { detectDrift } from "./drift.ts";
+import { changedFields, detectDrift } from "./drift.ts";
 
 const desired: KubeObject = {
   apiVersion: "apps/v1",
@@ -164,5 +164,37 @@ describe("detectDrift", () => {
     const drift = detectDrift(secret, changed);
     expect(drift).toEqual([{ path: "data.password", manager: "kubectl-edit" }]);
     expect(JSON.stringify(drift)).not.toContain("aHVudGVyMg");
+  });
+});
+
+describe("changedFields (the approval preview, issue 16)", () => {
+  const deploy = (image: string, cpu: string, extra: Record<string, unknown> = {}): KubeObject => ({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: "team-a", labels: { app: "web" } },
+    spec: {
+      replicas: 2,
+      template: {
+        spec: { containers: [{ name: "web", image, resources: { requests: { cpu } } }] },
+      },
+      ...extra,
+    },
+  });
+  it("reports fields a real apply would change, whoever owns them, and not normalization", () => {
+    const desired = deploy("nginx:2", "0.5");
+    const dryRun = deploy("nginx:2", "500m");
+    const live = deploy("nginx:1", "500m");
+    expect(changedFields(desired, dryRun, live)).toEqual([
+      "spec.template.spec.containers[name=web].image",
+    ]);
+  });
+  it("a field the new revision adds is a change; an unchanged object has none", () => {
+    const desired = deploy("nginx:1", "1", { paused: true });
+    expect(
+      changedFields(desired, deploy("nginx:1", "1", { paused: true }), deploy("nginx:1", "1")),
+    ).toEqual(["spec.paused"]);
+    expect(
+      changedFields(deploy("nginx:1", "1"), deploy("nginx:1", "1"), deploy("nginx:1", "1")),
+    ).toEqual([]);
   });
 });

@@ -59,6 +59,42 @@ export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField
   return out;
 }
 
+/**
+ * Paths of `desired`'s fields whose value would change if it were applied: the result of a
+ * server-side dry-run apply (`dryRun`) compared with the live object, field by field along
+ * the desired object's own fields (same path syntax as {@link detectDrift}). Unlike drift, it
+ * does not matter who owns a field: this is the approval preview (issue 16), where a field
+ * plumb owns changes because the source changed it; comparing against the dry run (not the
+ * manifest) leaves out the API server's normalization. Pure.
+ */
+export function changedFields(desired: KubeObject, dryRun: KubeObject, live: KubeObject): string[] {
+  const { status: _s, metadata, ...body } = desired;
+  const shape = {
+    metadata: { labels: metadata.labels, annotations: metadata.annotations },
+    ...body,
+  };
+  const after: Leaf[] = [];
+  const before: Leaf[] = [];
+  walk(shape, dryRun as unknown, "", [], true, after);
+  walk(shape, live as unknown, "", [], true, before);
+  const beforeByPath = new Map(before.map((l) => [l.path, l]));
+  const out: string[] = [];
+  for (const a of after) {
+    if (a.desired === null) continue;
+    if (desired.kind === "Secret" && a.path.startsWith("stringData.")) continue;
+    const b = beforeByPath.get(a.path);
+    const same =
+      b !== undefined &&
+      a.liveFound === b.liveFound &&
+      canonicalJson(a.live) === canonicalJson(b.live);
+    if (!same && !out.includes(a.path)) out.push(a.path);
+  }
+  for (const b of before) {
+    if (!after.some((a) => a.path === b.path) && !out.includes(b.path)) out.push(b.path);
+  }
+  return out;
+}
+
 function walk(
   d: unknown,
   l: unknown,

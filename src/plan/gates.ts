@@ -15,6 +15,14 @@ export type Decision =
   | { action: "apply"; revision: string; reason: GateReason; operation?: Operation }
   /** Stage `revision` as Held until approved. */
   | { action: "hold"; revision: string; reason: GateReason }
+  /** Turn the held revision down: it is not held or announced again (issue 16). */
+  | {
+      action: "reject";
+      revision: string;
+      objectHash?: string;
+      reason: GateReason;
+      operation: Operation;
+    }
   /** Restart the workloads (rollout restart), then health as usual. */
   | { action: "restart"; reason: GateReason; operation: Operation }
   /**
@@ -32,8 +40,10 @@ export function outOfSync(status: AppStatus, head: SourceHead): boolean {
  * 1. `spec.freeze`: apply nothing; a pending operation fails ("App is frozen").
  * 2. a pending `spec.operation`, consumed once by id: Sync/Deploy apply the source's revision;
  *    Rollback applies a revision from status.previousRevisions (or the current one);
- *    Approve applies status.heldRevision if the operation names it; Restart restarts.
- * 3. `syncPolicy.requiresApproval`: a revision or objectHash not yet applied is Held.
+ *    Approve applies status.heldRevision if the operation names it; Reject turns it down;
+ *    Restart restarts.
+ * 3. `syncPolicy.requiresApproval`: a revision or objectHash not yet applied is Held, unless
+ *    that same revision and objectHash were rejected (status.rejectedRevision).
  * 4. `syncPolicy.automated`: apply what differs, except the revision a Rollback moved away
  *    from (Argo CD disables auto-sync on rollback; plumb waits for a newer revision instead).
  * 5. otherwise apply nothing (OutOfSync or Synced, health only).
@@ -51,6 +61,7 @@ export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Deci
     if (status.heldRevision === head.revision && status.heldObjectHash === head.objectHash) {
       return { action: "none", reason: GateReason.AwaitingApproval };
     }
+    if (rejected(status, head)) return { action: "none", reason: GateReason.Rejected };
     return { action: "hold", revision: head.revision, reason: GateReason.RequiresApproval };
   }
   if (spec.syncPolicy.automated && differs) {
@@ -82,6 +93,21 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
       }
       return { action: "apply", revision: held, reason: GateReason.Approved, operation: op };
     }
+    case "Reject": {
+      const held = status.heldRevision;
+      if (!held) return refuse(op, "nothing is held to reject");
+      if (op.revision !== undefined && op.revision !== held) {
+        return refuse(op, `stale rejection: ${op.revision} is not the held revision ${held}`);
+      }
+      const decision: Decision = {
+        action: "reject",
+        revision: held,
+        reason: GateReason.Rejected,
+        operation: op,
+      };
+      if (status.heldObjectHash !== undefined) decision.objectHash = status.heldObjectHash;
+      return decision;
+    }
     case "Rollback": {
       const target = op.revision ?? status.previousRevisions?.[0]?.revision;
       if (!target) return refuse(op, "no previous revision to roll back to");
@@ -92,6 +118,14 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
       return { action: "apply", revision: target, reason: GateReason.Rollback, operation: op };
     }
   }
+}
+
+/** The source names exactly what a Reject turned down (same revision and rendered set). */
+function rejected(status: AppStatus, head: SourceHead): boolean {
+  return (
+    status.rejectedRevision === head.revision &&
+    (status.rejectedObjectHash === undefined || status.rejectedObjectHash === head.objectHash)
+  );
 }
 
 function refuse(operation: Operation, message: string): Decision {

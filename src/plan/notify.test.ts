@@ -54,8 +54,21 @@ describe("transitions", () => {
     expect(transitions({ healthStatus: "Degraded" }, { healthStatus: "Healthy" }, 0)).toEqual([
       { event: "Recovered", message: "healthy again" },
     ]);
-    expect(transitions({}, { heldRevision: B }, 0)).toEqual([
-      { event: "Held", message: "revision bbbbbbb is waiting for approval" },
+    const preview = [
+      {
+        apiVersion: "v1",
+        kind: "Service",
+        name: "web",
+        status: "OutOfSync" as const,
+        message: "will be created",
+      },
+    ];
+    expect(transitions({}, { heldRevision: B, resources: preview }, 0)).toEqual([
+      {
+        event: "Held",
+        message: "revision bbbbbbb is waiting for approval",
+        held: { revision: B, preview },
+      },
     ]);
     expect(transitions({ heldRevision: B }, { heldRevision: B }, 2)).toEqual([
       { event: "DriftCorrected", message: "re-applied 2 drifted object(s)" },

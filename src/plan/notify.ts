@@ -1,11 +1,13 @@
 // Notification decision: announce transitions only, never a steady state.
-import type { AppStatus, NotifyEvent } from "../app/index.ts";
+import type { AppStatus, NotifyEvent, ResourceStatus } from "../app/index.ts";
 import { isFailureReason } from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
   event: NotifyEvent;
   message: string;
+  /** Held only: the held revision and status.resources, the approval preview. */
+  held?: { revision: string; preview: ResourceStatus[] };
 }
 
 /**
@@ -39,6 +41,7 @@ export function transitions(
     out.push({
       event: "Held",
       message: `revision ${short(after.heldRevision)} is waiting for approval`,
+      held: { revision: after.heldRevision, preview: after.resources ?? [] },
     });
   }
   if (driftCorrected > 0) {

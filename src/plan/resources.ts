@@ -33,3 +33,22 @@ export function dedupeRefs(refs: readonly ObjectRef[]): ObjectRef[] {
   for (const r of refs) if (!seen.has(refKey(r))) seen.set(refKey(r), r);
   return [...seen.values()];
 }
+
+/**
+ * status.resources once a held revision is rejected (issue 16): the preview's lines of objects
+ * not owned are dropped, and owned objects' "will …" lines become Synced again (they stay as
+ * the applied revision left them). Other lines are kept as they are.
+ */
+export function dropPreview(
+  resources: readonly ResourceStatus[],
+  inventory: readonly ObjectRef[],
+): ResourceStatus[] {
+  const owned = new Set(inventory.map(refKey));
+  return resources
+    .filter((r) => owned.has(refKey(r)))
+    .map((r) => {
+      if (!r.message?.startsWith("will ")) return r;
+      const { message: _m, ...rest } = r;
+      return { ...rest, status: "Synced" as const };
+    });
+}

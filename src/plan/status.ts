@@ -57,6 +57,8 @@ export interface RunRecord {
   applied?: { revision: string; objectHash?: string };
   /** Set when this run staged a revision for approval; null clears a held one. */
   held?: { revision: string; objectHash: string } | null;
+  /** Set when this run rejected the held revision (issue 16); null clears a rejection. */
+  rejected?: { revision: string; objectHash?: string } | null;
   /** The revision a Rollback moved away from; null clears it. */
   rolledBackFrom?: string | null;
   operationState?: OperationState;
@@ -115,6 +117,16 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   } else if (held) {
     set("heldRevision", held.revision);
     set("heldObjectHash", held.objectHash);
+  }
+  // A rejection stands until something is applied or another revision is rejected.
+  if (run.rejected === null || (run.applied && run.rejected === undefined)) {
+    set("rejectedRevision", undefined);
+    set("rejectedObjectHash", undefined);
+  } else if (run.rejected) {
+    set("rejectedRevision", run.rejected.revision);
+    set("rejectedObjectHash", run.rejected.objectHash);
+    set("heldRevision", undefined);
+    set("heldObjectHash", undefined);
   }
   if (run.rolledBackFrom === null) set("rolledBackFrom", undefined);
   else if (run.rolledBackFrom !== undefined) set("rolledBackFrom", run.rolledBackFrom);

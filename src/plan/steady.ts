@@ -8,7 +8,7 @@ import { pendingOperation } from "./operations.ts";
  * not yet due for its next full comparison (status.nextReconcileAt > now). Then the run skips
  * the fetch and the render and only observes the inventory's health. Where the revision is not
  * the applied one, it must be one the gates would not apply anyway: frozen, manual sync, held
- * for approval, or the revision a Rollback moved away from.
+ * for approval, rejected (issue 16), or the revision a Rollback moved away from.
  * @param generation metadata.generation of the App now
  * @param revision what the source resolved to this run
  */
@@ -31,6 +31,7 @@ export function isSteady(
       spec.freeze ||
       !spec.syncPolicy.automated ||
       prev.heldRevision === revision ||
+      prev.rejectedRevision === revision ||
       prev.rolledBackFrom === revision) &&
     next > now.getTime()
   );

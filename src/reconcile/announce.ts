@@ -2,7 +2,7 @@
 
 import { type App, Notifications } from "../app/index.ts";
 import { EventReason, nameOf } from "../core/index.ts";
-import type { Transition } from "../plan/index.ts";
+import { slackMessage, type Transition } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 
 /**
@@ -42,16 +42,7 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
     if (!url) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
     ports.redactor?.add(url);
     for (const t of wanted) {
-      const payload: Record<string, unknown> = {
-        text: `[${id}] ${t.event}: ${t.message}`,
-        blocks: [
-          {
-            type: "section",
-            text: { type: "mrkdwn", text: `*${id}* — *${t.event}*\n${t.message}` },
-          },
-        ],
-      };
-      if (slack.channel) payload["channel"] = slack.channel;
+      const payload = slackMessage(app, t, slack.channel);
       try {
         await notify.slack(url, ports.redactor?.redactValue(payload) ?? payload);
       } catch (err) {

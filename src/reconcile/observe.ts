@@ -13,6 +13,7 @@ import { assessSet, type SetHealth } from "../health/index.ts";
 import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
+import { previewChanges } from "./preview.ts";
 import type { Desired } from "./source.ts";
 import { adopting } from "./takeover.ts";
 
@@ -87,12 +88,15 @@ export async function observe(
         return have ? keepLiveSelector(o, have) : o;
       })
     : desired?.objects;
+  // A held revision's "will change" comes from a dry run: drift misses fields plumb owns.
+  const changes = held && wanted ? await previewChanges(ctx, wanted, live) : undefined;
   const comparison = compareDesired({
     inventory: ctx.inventory,
     desired: wanted,
     live,
     health: health.byKey,
     held,
+    changes,
     previous: ctx.prev.resources ?? [],
   });
   return { health, comparison };

@@ -8,6 +8,7 @@ import {
   err,
   FailureReason,
   formatIssues,
+  GateReason,
   type Issue,
   KubeApiError,
   type NamespacedName,
@@ -43,6 +44,7 @@ import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { pruneStale } from "./prune.ts";
 import { type RunLine, type RunResult, recordRun } from "./record.ts";
+import { rejectHeld } from "./reject.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
 
 export type { RunResult } from "./record.ts";
@@ -166,18 +168,27 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       });
       return recordRun(ctx, interval, { ...outcome, ...found });
     }
+    case "reject": {
+      // A Reject operation: the held revision is turned down and recorded, nothing applied.
+      return recordRun(ctx, interval, { ...(await rejectHeld(ctx, decision)), ...found });
+    }
     case "restart": {
       // A Restart operation: annotate the workloads' pod templates, then observe.
       const outcome = await withLease(ctx.app, ports, () => restart(ctx, decision));
       return recordRun(ctx, interval, { ...outcome, ...found });
     }
     case "none": {
-      // 8. Observe health and compare live with desired (drift).
-      const desired = head.ok ? head.value : undefined;
-      const seen = await observe(ctx, desired);
+      // 8. Observe health and compare live with desired (drift). A held revision is still a
+      //    preview and a rejected one is nobody's desired state: no drift against either, so
+      //    selfHeal never applies them.
+      const waiting = decision.reason === GateReason.AwaitingApproval;
+      const rejected = decision.reason === GateReason.Rejected;
+      const desired = head.ok && !rejected ? head.value : undefined;
+      const seen = await observe(ctx, desired, waiting);
       // 9. Correct drift: selfHeal re-applies what drifted, unless frozen or manual.
       const heal =
         desired !== undefined &&
+        !waiting &&
         seen.comparison.drift.length > 0 &&
         spec.value.syncPolicy.selfHeal &&
         spec.value.syncPolicy.automated &&
@@ -191,6 +202,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         comparison: seen.comparison,
         health: seen.health,
         corrected,
+        syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
       });
       if (decision.operation) refuseOperation(ctx, outcome, decision);
       // DNS follows what is applied: re-checked on each full run while that is the desired set.

@@ -7,10 +7,11 @@ import {
   configurationFromKubeConfig,
   createKubePort,
   type DiscoveryCache,
+  type KubeAppStore,
   type KubeTransport,
   transportFromConfiguration,
 } from "../../src/kube/index.ts";
-import type { KubePort, Ports } from "../../src/reconcile/index.ts";
+import type { Ports } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
 import { callApi } from "../support/kube-api.ts";
 
@@ -24,7 +25,7 @@ export function transport(): KubeTransport {
 }
 
 /** A fresh KubePort (its own request counts); discovery cache per test file unless given. */
-export function kubePort(discovery?: DiscoveryCache): KubePort {
+export function kubePort(discovery?: DiscoveryCache): KubeAppStore {
   return createKubePort(transport(), discovery ? { discovery } : {});
 }
 

@@ -12,6 +12,7 @@ import {
   refKey,
   refOf,
 } from "../../src/core/index.ts";
+import type { AppEvent } from "../../src/http/index.ts";
 import type { KubePort, RequestCounts } from "../../src/reconcile/ports.ts";
 
 const CLUSTER_SCOPED = new Set([
@@ -30,14 +31,19 @@ export interface FakeCalls {
   trigger: Array<{ apps: NamespacedName[]; reason: string }>;
 }
 
-type Method = Exclude<keyof KubePort, "requestCounts">;
+type Method = Exclude<keyof KubePort, "requestCounts"> | "listEvents";
 
-/** A fake API server: objects in a map, resourceVersions counting up, requests counted. */
+/**
+ * A fake API server: objects in a map, resourceVersions counting up, requests counted. It is
+ * both the loop's KubePort and the HTTP app's AppStore.
+ */
 export class FakeKube implements KubePort {
   readonly objects = new Map<string, KubeObject>();
   readonly apps = new Map<string, App>();
   /** Events emitted on any App (reason and message). */
   readonly events: Array<{ reason: string; message: string }> = [];
+  /** Events per App ("namespace/name"), oldest first, as listEvents reads them. */
+  readonly appEvents = new Map<string, AppEvent[]>();
   readonly secrets = new Map<string, Record<string, string>>();
   /** Kinds the fake API server does not serve. */
   readonly unknownKinds = new Set<string>();
@@ -191,8 +197,22 @@ export class FakeKube implements KubePort {
   ) {
     this.maybeFail("emitEvent");
     this.counts.create++;
-    this.calls.emitEvent.push({ app: appKey(app.metadata.namespace, app.metadata.name), ...event });
+    const key = appKey(app.metadata.namespace, app.metadata.name);
+    this.calls.emitEvent.push({ app: key, ...event });
     this.events.push({ reason: event.reason, message: event.message });
+    const list = this.appEvents.get(key) ?? [];
+    list.push({
+      ...event,
+      count: 1,
+      lastTimestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, this.rv++)).toISOString(),
+    });
+    this.appEvents.set(key, list);
+  }
+  async listEvents(app: App, limit: number): Promise<AppEvent[]> {
+    this.maybeFail("listEvents");
+    this.counts.list++;
+    const list = this.appEvents.get(appKey(app.metadata.namespace, app.metadata.name)) ?? [];
+    return [...list].reverse().slice(0, limit);
   }
   async acquireLease(ns: string, name: string, holder: string) {
     this.maybeFail("acquireLease");

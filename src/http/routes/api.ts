@@ -1,16 +1,14 @@
 // /api/v1: App status and operations, under bearer-token auth.
-
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { App, Operation } from "../../app/index.ts";
 import { toIssues } from "../../app/index.ts";
-import { EventReason } from "../../core/index.ts";
-import { isFrozen, keyOf, requestedOperation, summarize } from "../appview.ts";
-import { bearerAuth, mayUse, requireNamespace } from "../auth.ts";
+import { summarize } from "../appview.ts";
+import { bearerAuth, requireNamespace } from "../auth.ts";
 import { HttpError } from "../errors.ts";
+import { appsVisibleTo } from "../listing.ts";
+import { buildOperation, type OperationRequest, submitOperation } from "../operations.ts";
 import type { HttpDeps, HttpEnv } from "../types.ts";
-
-const FROZEN = "App is frozen: operations are refused while spec.freeze is true";
 
 const ApproveBody = z.strictObject({ revision: z.string().min(1).max(256).optional() });
 
@@ -67,57 +65,15 @@ async function appFor(c: Context<HttpEnv>, deps: HttpDeps): Promise<App> {
   return app;
 }
 
-/** 409 when the App is frozen or an earlier operation is still pending. */
-function assertOperable(app: App): void {
-  if (isFrozen(app)) throw new HttpError(409, FROZEN);
-  const pending = requestedOperation(app);
-  if (pending) {
-    throw new HttpError(
-      409,
-      `operation ${pending.id ?? "?"} (${pending.type ?? "?"}) is still pending`,
-      {
-        pendingOperation: pending,
-      },
-    );
-  }
-}
-
-/**
- * Writes `op` to spec.operation, then (best effort: the operation is already recorded and the
- * scheduled run will consume it) emits an OperationRequested Event and triggers a reconcile.
- */
-async function request(deps: HttpDeps, app: App, op: Operation, message: string): Promise<void> {
-  await deps.apps.setOperation(app, { ...op });
-  const key = { namespace: app.metadata.namespace, name: app.metadata.name };
-  try {
-    await deps.apps.emitEvent(app, {
-      type: "Normal",
-      reason: EventReason.OperationRequested,
-      message,
-    });
-  } catch (err) {
-    deps.log?.({ msg: "emitting event failed", app: keyOf(app), error: String(err) });
-  }
-  try {
-    await deps.trigger([key], `api: ${op.type} requested by ${op.requestedBy ?? "?"}`);
-  } catch (err) {
-    deps.log?.({ msg: "trigger failed", app: keyOf(app), error: String(err) });
-  }
-}
-
-function newOperation(
-  deps: HttpDeps,
+/** Checks, writes and announces an operation requested over the API (see buildOperation). */
+async function requestOperation(
   c: Context<HttpEnv>,
-  type: Operation["type"],
-  revision?: string,
-): Operation {
-  const op: Operation = {
-    id: crypto.randomUUID(),
-    type,
-    requestedBy: c.get("caller").name,
-    requestedAt: deps.now().toISOString(),
-  };
-  if (revision !== undefined) op.revision = revision;
+  deps: HttpDeps,
+  target: App,
+  request: OperationRequest,
+): Promise<Operation> {
+  const op = buildOperation(target, request, c.get("caller").name, deps.now());
+  await submitOperation(deps, target, op, "api");
   return op;
 }
 
@@ -129,6 +85,8 @@ function newOperation(
  * - GET /api/v1/namespaces/:ns/apps/:name → 200 AppSummary | 404
  * - POST /api/v1/namespaces/:ns/apps/:name/approve [{"revision"}] → 202 {"operation"} |
  *   404 | 409 (frozen, nothing held, stale revision, operation pending)
+ * - POST /api/v1/namespaces/:ns/apps/:name/reject [{"revision"}]: the same for a Reject (the
+ *   held revision is turned down and not held again)
  * - POST /api/v1/namespaces/:ns/apps/:name/operations {"type": sync|rollback|restart|deploy,
  *   "revision"?} → 202 {"operation"} | 400 | 404 | 409 (frozen, pending, unknown revision)
  */
@@ -144,15 +102,7 @@ export function registerApiRoutes(
   });
 
   app.get("/api/v1/apps", async (c) => {
-    const caller = c.get("caller");
-    const lists = caller.namespaces
-      ? await Promise.all([...new Set(caller.namespaces)].map((ns) => deps.apps.listApps(ns)))
-      : [await deps.apps.listApps()];
-    const items = lists
-      .flat()
-      .filter((a) => mayUse(caller, a.metadata.namespace))
-      .sort((a, b) => keyOf(a).localeCompare(keyOf(b)))
-      .map(summarize);
+    const items = (await appsVisibleTo(deps.apps, c.get("caller"))).map(summarize);
     return c.json({ items }, 200);
   });
 
@@ -160,44 +110,23 @@ export function registerApiRoutes(
     c.json(summarize(await appFor(c, deps)), 200),
   );
 
-  app.post("/api/v1/namespaces/:ns/apps/:name/approve", limit, async (c) => {
-    requireNamespace(c.get("caller"), c.req.param("ns"));
-    const body = validate(ApproveBody.optional(), await readJson(c, true));
-    const target = await appFor(c, deps);
-    const held = target.status?.heldRevision;
-    if (isFrozen(target)) throw new HttpError(409, FROZEN);
-    if (!held) throw new HttpError(409, "nothing is held for approval");
-    if (body?.revision !== undefined && body.revision !== held) {
-      throw new HttpError(409, `stale revision: held is ${held}`, { heldRevision: held });
-    }
-    assertOperable(target);
-    const op = newOperation(deps, c, "Approve", held);
-    await request(deps, target, op, `Approve of ${held} requested by ${op.requestedBy}`);
-    return c.json({ operation: op }, 202);
-  });
+  for (const verb of ["approve", "reject"] as const) {
+    app.post(`/api/v1/namespaces/:ns/apps/:name/${verb}`, limit, async (c) => {
+      requireNamespace(c.get("caller"), c.req.param("ns"));
+      const body = validate(ApproveBody.optional(), await readJson(c, true));
+      const target = await appFor(c, deps);
+      const type = verb === "approve" ? "Approve" : "Reject";
+      const operation = await requestOperation(c, deps, target, { type, revision: body?.revision });
+      return c.json({ operation }, 202);
+    });
+  }
 
   app.post("/api/v1/namespaces/:ns/apps/:name/operations", limit, async (c) => {
     requireNamespace(c.get("caller"), c.req.param("ns"));
     const body = validate(OperationBody, await readJson(c, false));
     const target = await appFor(c, deps);
-    assertOperable(target);
     const type = OPERATION_NAMES[body.type];
-    let revision: string | undefined;
-    if (type === "Rollback") {
-      const previous = (target.status?.previousRevisions ?? []).map((r) => r.revision);
-      revision = body.revision ?? previous[0];
-      if (revision === undefined) {
-        throw new HttpError(409, "nothing to roll back to: status.previousRevisions is empty");
-      }
-      if (!previous.includes(revision)) {
-        throw new HttpError(409, `revision ${revision} is not in status.previousRevisions`, {
-          previousRevisions: previous,
-        });
-      }
-    }
-    const op = newOperation(deps, c, type, revision);
-    const what = revision === undefined ? type : `${type} to ${revision}`;
-    await request(deps, target, op, `${what} requested by ${op.requestedBy}`);
-    return c.json({ operation: op }, 202);
+    const operation = await requestOperation(c, deps, target, { type, revision: body.revision });
+    return c.json({ operation }, 202);
   });
 }
