@@ -1,4 +1,5 @@
-// Node composition: ports from a kubeconfig, the Git adapter and Slack.
+// Node composition: ports from a kubeconfig, the Git, image and chart adapters, the render
+// engines and Slack.
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
@@ -10,7 +11,9 @@ import {
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
+import { createNodeEngines } from "../src/render/engines/node.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
@@ -27,6 +30,9 @@ export function nodePorts(
   const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
   const git = createGitPort();
   const image = createImagePort();
+  // Kustomize and Helm: started on the first render that needs them, once per process.
+  const engines = createNodeEngines();
+  const charts = createChartPort();
   const notify = createSlackNotifier();
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
@@ -35,6 +41,8 @@ export function nodePorts(
     kube: createKubePort(transport),
     git,
     image,
+    charts,
+    engines,
     notify,
     holder,
     allowedDestinations: config.allowedDestinations,

@@ -11,6 +11,7 @@ import {
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import { dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
+import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
 import { parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
@@ -32,6 +33,8 @@ export interface Env {
   /** ServiceAccount token of plumb's identity (secret). */
   KUBE_TOKEN: string;
   RECONCILE_QUEUE?: QueueBinding;
+  /** The render Worker (Kustomize), a service binding to plumb-render. */
+  RENDER?: ServiceBinding;
   [key: string]: unknown;
 }
 
@@ -67,8 +70,11 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   return {
     kube: createKubePort(transport),
     // Workers have 128 MB: keep the in-memory pack well under it.
-    git: createGitPort({ maxDownloadBytes: 8 * 1024 * 1024 }),
+    // (A Kustomize source's whole repository goes to the render Worker: same bound.)
+    git: createGitPort({ maxDownloadBytes: 8 * 1024 * 1024, maxRepositoryBytes: 8 * 1024 * 1024 }),
     image: createImagePort(),
+    // Kustomize through the render Worker; Helm needs Node (a clear condition says so).
+    engines: env.RENDER ? serviceBindingEngines(env.RENDER) : {},
     notify: createSlackNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,

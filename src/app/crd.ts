@@ -37,7 +37,7 @@ const DROP = new Set(["$schema", "propertyNames", "additionalProperties", "$id",
 /**
  * Rewrites zod's JSON Schema (draft 2020-12) into a Kubernetes structural schema:
  * drops unsupported keywords, turns `additionalProperties: {schema}` maps into
- * OpenAPI maps, and the "exactly one of git/image/app" rule into a CEL validation.
+ * OpenAPI maps, and the "exactly one of git/image/app/chart" rule into a CEL validation.
  * Source: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
  */
 export function toStructural(schema: unknown): unknown {
@@ -75,7 +75,7 @@ export function appCrd(): Json {
   const source = (spec["properties"] as Json)["source"] as Json;
   source["x-kubernetes-validations"] = [
     {
-      rule: "[has(self.git), has(self.image), has(self.app)].filter(x, x).size() == 1",
+      rule: "[has(self.git), has(self.image), has(self.app), has(self.chart)].filter(x, x).size() == 1",
       message: ONE_SOURCE,
     },
   ];

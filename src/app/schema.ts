@@ -59,11 +59,11 @@ export const GitSource = z
       .default(".")
       .refine((p) => !p.split("/").includes(".."), "must not contain '..'")
       .describe(
-        "Directory in the repository whose .yaml, .yml and .json files, recursively, are the desired objects.",
+        "Directory in the repository: a Kustomize overlay (kustomization.yaml), a Helm chart (Chart.yaml), or plain .yaml, .yml and .json manifests (recursively).",
       ),
     secretRef: SecretRef.optional(),
   })
-  .describe("Plain manifests from a Git repository.");
+  .describe("A Git repository: plain manifests, a Kustomize overlay or a Helm chart.");
 
 export const ImageSource = z
   .object({
@@ -81,19 +81,125 @@ export const ImageSource = z
   })
   .describe("A single container image rendered to a Deployment, Service and optional Ingress.");
 
+/** A chart version constraint: an exact version or a semver range ("1.4.2", "~1.4", ">=2 <3", "*"). */
+const CHART_VERSION = /^[0-9A-Za-z.+\-*^~<>=|, xX]+$/;
+
+export const ChartSource = z
+  .object({
+    repository: z
+      .string()
+      .min(1)
+      .regex(
+        /^(https?|oci):\/\//,
+        "must be an https:// Helm repository or an oci:// registry (http:// for local ones)",
+      )
+      .describe(
+        "Helm chart repository (https://charts.example.com, serving index.yaml) or OCI registry path (oci://registry.example.com/org/charts).",
+      ),
+    name: z
+      .string()
+      .min(1)
+      .max(250)
+      .regex(/^[a-zA-Z0-9][a-zA-Z0-9._-]*$/, "must be a chart name")
+      .describe("Chart name."),
+    version: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(CHART_VERSION, "must be a version or a semver range")
+      .default("*")
+      .describe(
+        "Exact chart version or semver range (~1.4, ^2, >=2 <3, *); the highest match is rendered.",
+      ),
+    secretRef: SecretRef.optional(),
+  })
+  .describe("A packaged Helm chart from a chart repository or an OCI registry (issue 13).");
+
+export const KustomizeOverrides = z
+  .object({
+    images: z
+      .array(
+        z.object({
+          name: z.string().min(1).describe("Image name as written in the manifests (no tag)."),
+          newName: z.string().min(1).optional(),
+          newTag: z.string().min(1).optional(),
+          digest: z.string().min(1).optional(),
+        }),
+      )
+      .optional()
+      .describe(
+        "Image overrides, as kustomize's images field (replace an entry of the same name).",
+      ),
+    patches: z
+      .array(
+        z.object({
+          patch: z.string().min(1).describe("A strategic merge patch or a JSON 6902 patch (YAML)."),
+          target: z
+            .object({
+              group: z.string().optional(),
+              version: z.string().optional(),
+              kind: z.string().optional(),
+              name: z.string().optional(),
+              namespace: z.string().optional(),
+              labelSelector: z.string().optional(),
+              annotationSelector: z.string().optional(),
+            })
+            .optional(),
+        }),
+      )
+      .optional()
+      .describe("Inline patches appended to the kustomization's patches."),
+  })
+  .describe("Overrides applied to the kustomization at source.git.path (as in Flux and Argo CD).");
+
+export const HelmOptions = z
+  .object({
+    releaseName: z
+      .string()
+      .min(1)
+      .max(53)
+      .regex(DNS_LABEL, "must be a DNS label (Helm's release name rule)")
+      .optional()
+      .describe("Release name (.Release.Name); defaults to the App's name."),
+    valuesFiles: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        "Values files merged over the chart's values.yaml, in order; paths relative to the chart (inside the repository, or inside the packaged chart).",
+      ),
+    values: z
+      .looseObject({})
+      .meta({ "x-kubernetes-preserve-unknown-fields": true })
+      .optional()
+      .describe("Inline values, merged last."),
+  })
+  .describe("How a Helm chart is rendered (helm template).");
+
 /** The message of the exactly-one-source rule (zod refine and the CRD's CEL rule). */
-export const ONE_SOURCE = "exactly one of source.git, source.image and source.app must be set";
+export const ONE_SOURCE =
+  "exactly one of source.git, source.image, source.app and source.chart must be set";
 
 export const Source = z
   .object({
     git: GitSource.optional(),
     image: ImageSource.optional(),
     app: AppSource.optional(),
+    chart: ChartSource.optional(),
+    kustomize: KustomizeOverrides.optional(),
+    helm: HelmOptions.optional(),
   })
-  .refine((s) => [s.git, s.image, s.app].filter((x) => x !== undefined).length === 1, {
+  .refine((s) => [s.git, s.image, s.app, s.chart].filter((x) => x !== undefined).length === 1, {
     message: ONE_SOURCE,
   })
-  .describe("Where the desired state comes from: exactly one of git, image or app.");
+  .refine((s) => s.kustomize === undefined || s.git !== undefined, {
+    message: "source.kustomize applies to a Git source (a kustomization at source.git.path)",
+    path: ["kustomize"],
+  })
+  .refine((s) => s.helm === undefined || s.git !== undefined || s.chart !== undefined, {
+    message: "source.helm applies to source.chart or a Git path holding Chart.yaml",
+    path: ["helm"],
+  })
+  .describe("Where the desired state comes from: exactly one of git, image, app or chart.");
 
 export const Destination = z
   .object({
@@ -348,6 +454,9 @@ export type Operation = z.output<typeof Operation>;
 export type RevisionRecord = z.output<typeof RevisionRecord>;
 export type GitSource = z.output<typeof GitSource>;
 export type ImageSource = z.output<typeof ImageSource>;
+export type ChartSource = z.output<typeof ChartSource>;
+export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
+export type HelmOptions = z.output<typeof HelmOptions>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

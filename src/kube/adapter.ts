@@ -3,6 +3,7 @@ import type { App, AppStatus } from "../app/index.ts";
 import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from "../app/index.ts";
 import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
 import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
+import { readCapabilities } from "./capabilities.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
 import { enc, toError } from "./request.ts";
@@ -156,6 +157,11 @@ export function createKubePort(
       if (res.status >= 400) throw toError(res, `get Secret ${namespace}/${name}`);
       const data = (res.body as { data?: Record<string, string> }).data ?? {};
       return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, decodeBase64(v)]));
+    },
+    capabilities() {
+      return readCapabilities(discovery, transport, now().getTime(), () => {
+        counts.get += 1;
+      });
     },
     resourceFor(apiVersion, kind) {
       return discover(discovery, transport, apiVersion, kind, now().getTime(), () => {

@@ -9,6 +9,8 @@ import {
   refOf,
 } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
+import { planHooks, runHookGroup } from "./hooks.ts";
+import { listLive } from "./observe.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
 
@@ -19,6 +21,10 @@ export interface ApplyOutcome {
   failed: Map<string, string>;
   /** Objects another tool made that this run took over (spec.adopt). */
   adopted?: ObjectRef[];
+  /** Set when a pre-sync hook failed: the rest was not applied, and nothing may be pruned. */
+  halted?: string;
+  /** Nothing was applied: every object is live and the rendered set is the one last applied. */
+  unchanged?: boolean;
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
@@ -56,12 +62,30 @@ export async function applyDesired(
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
   return outcome;
 }
+
+/**
+ * When the rendered set hashes as the one last applied (a new commit that renders the same
+ * objects, issue 13) and every object is live with the App's labels: an outcome with the live
+ * objects standing in for the applied ones, and nothing applied (no hooks run either; drift is
+ * selfHeal's business, not a new commit's). Otherwise undefined: apply. One list per kind.
+ */
+export async function liveUnchanged(
+  ctx: RunContext,
+  objects: readonly KubeObject[],
+): Promise<ApplyOutcome | undefined> {
+  if (objects.length === 0) return undefined;
+  const live = await listLive(objects.map(refOf), ctx.ref, ctx.cluster);
+  if (!objects.every((o) => live.has(refKey(refOf(o))))) return undefined;
+  return { applied: live, failed: new Map(), unchanged: true };
+}
 const CRD_WAIT_MS = 30_000;
 
 /**
- * Applies `objects` in two stages. After the first stage, waits (polling every 500 ms, up to
- * 30 s) until every applied CRD is Established, so custom resources of those kinds in the
- * second stage are served (Flux and Argo CD apply CRDs first for the same reason).
+ * Applies `objects` in stages. After the first stage (Namespaces, CRDs), waits (polling every
+ * 500 ms, up to 30 s) until every applied CRD is Established, so custom resources of those
+ * kinds in the second stage are served (Flux and Argo CD apply CRDs first for the same reason).
+ * Objects annotated helm.sh/hook run as hooks (hooks.ts): pre ones before the rest, post ones
+ * after it; when a pre hook fails nothing else is applied and `halted` says why.
  */
 export async function applyStaged(
   objects: readonly KubeObject[],
@@ -69,14 +93,32 @@ export async function applyStaged(
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = { applied: new Map(), failed: new Map() };
-  const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
-  const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));
+  const hooks = planHooks(objects);
+  const first = hooks.plain.filter((o) => FIRST_STAGE.has(o.kind));
+  const rest = hooks.plain.filter((o) => !FIRST_STAGE.has(o.kind));
   await applyAll(first, cluster, out);
   const crds = first.filter(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
+  // Helm hooks (issue 13): pre-install/upgrade groups run to completion before the rest; a
+  // failed one stops the sync, as in Argo CD.
+  for (const [i, group] of hooks.pre.entries()) {
+    const failure = await runHookGroup(group, cluster, sleep, out.applied, out.failed);
+    if (failure) {
+      const skipped = [...hooks.pre.slice(i).flat(), ...rest, ...hooks.post.flat()];
+      for (const o of skipped) {
+        const key = refKey(refOf(o));
+        if (!out.failed.has(key)) out.failed.set(key, `not applied: pre-sync ${failure}`);
+      }
+      out.halted = failure;
+      return out;
+    }
+  }
   await applyAll(rest, cluster, out);
+  for (const group of hooks.post) {
+    if (await runHookGroup(group, cluster, sleep, out.applied, out.failed)) break;
+  }
   return out;
 }
 

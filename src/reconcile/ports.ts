@@ -1,7 +1,7 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
-// src/source (Git smart HTTP, OCI registry), src/notify (Slack), src/dns (Cloudflare DNS).
-// Tests pass fakes.
-import type { App, AppStatus, GitSource, ImageSource } from "../app/index.ts";
+// src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
+// (Kustomize and Helm hosts), src/notify (Slack), src/dns (Cloudflare DNS). Tests pass fakes.
+import type { App, AppStatus, ChartSource, GitSource, ImageSource } from "../app/index.ts";
 import type {
   DnsRecord,
   DnsRecordInput,
@@ -11,6 +11,7 @@ import type {
   Redactor,
   SourceFile,
 } from "../core/index.ts";
+import type { ClusterCapabilities, RenderEngines, RepoFile } from "../render/index.ts";
 
 export type { DnsRecord, DnsRecordInput } from "../core/index.ts";
 
@@ -58,6 +59,8 @@ export interface ClusterPort {
     managedFields: ManagedFieldsEntry[],
     resourceVersion: string,
   ): Promise<KubeObject>;
+  /** Server version and served API versions (Helm's .Capabilities), from discovery. */
+  capabilities?(): Promise<ClusterCapabilities>;
 }
 
 /**
@@ -112,6 +115,28 @@ export interface GitPort {
   resolve(source: GitSource, auth: SourceAuth | undefined): Promise<string>;
   /** The files under source.path at `commit` (.yaml, .yml, .json, recursively, sorted by path). */
   fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
+  /**
+   * What source.path holds at `commit`: plain manifests (as fetch), or, when the directory
+   * holds a kustomization or Chart.yaml, the whole repository for the engine (issue 13).
+   */
+  fetchSource?(
+    source: GitSource,
+    commit: string,
+    auth: SourceAuth | undefined,
+  ): Promise<FetchedSource>;
+}
+
+/** A Git source at one commit (GitPort.fetchSource). `path` is normalized ("" = root). */
+export type FetchedSource =
+  | { kind: "manifests"; files: SourceFile[] }
+  | { kind: "kustomize" | "helm"; path: string; files: RepoFile[] };
+
+/** Helm chart repositories (https index.yaml) and OCI registries. Errors are SourceError. */
+export interface ChartPort {
+  /** The chart version the constraint picks now, as a revision: "<version>@sha256:<hex>". */
+  resolve(source: ChartSource, auth: SourceAuth | undefined): Promise<string>;
+  /** The packaged chart (.tgz) a revision names, its digest checked. */
+  fetch(source: ChartSource, revision: string, auth: SourceAuth | undefined): Promise<Uint8Array>;
 }
 
 /** OCI distribution API, as the loop needs it. Errors are thrown as SourceError. */
@@ -163,6 +188,9 @@ export interface Ports {
   kube: KubePort;
   git: GitPort;
   image?: ImagePort;
+  charts?: ChartPort;
+  /** Kustomize and Helm engines (absent ones refuse such sources with a clear message). */
+  engines?: RenderEngines;
   notify?: NotifyPort;
   /** DNS records for the Apps' domains, when the cluster settings configure a zone. */
   dns?: DnsSettings;

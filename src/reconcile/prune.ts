@@ -68,3 +68,20 @@ export async function pruneStale(
   });
   return { ...(await executePrune(ctx, plan)), skipped: plan.skip, unpruned: [] };
 }
+
+/**
+ * Step 8 when a pre-sync hook stopped the apply (issue 13): nothing is pruned, and every stale
+ * object stays in the inventory with the reason.
+ */
+export function keepStale(
+  ctx: RunContext,
+  desired: readonly ObjectRef[],
+  reason: string,
+): StaleOutcome {
+  const skipped = staleRefs(ctx.inventory, desired).map((ref) => ({
+    ref,
+    reason: `not pruned: ${reason}`,
+    keep: true,
+  }));
+  return { deleted: [], failed: [], skipped, unpruned: [] };
+}

@@ -31,7 +31,7 @@ import {
   type RunOutcome,
   refuseEmptyRender,
 } from "../plan/index.ts";
-import { applyDesired, restartWorkloads } from "./apply.ts";
+import { applyDesired, liveUnchanged, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
@@ -42,7 +42,7 @@ import { LeaseBusyError, withLease } from "./lease.ts";
 import { observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
-import { pruneStale } from "./prune.ts";
+import { keepStale, pruneStale } from "./prune.ts";
 import { type RunLine, type RunResult, recordRun } from "./record.ts";
 import { rejectHeld } from "./reject.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
@@ -284,14 +284,23 @@ async function sync(
   decision: Extract<Decision, { action: "apply" }>,
   sourceRevision: string,
 ): Promise<RunOutcome> {
-  // 7. Apply (staged: Namespaces and CRDs first). A host another Ingress serves: nothing.
+  // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest). A host another
+  //    Ingress serves: nothing. A new revision that renders the set last applied (every object
+  //    still live) is recorded without applying it again.
   const hostConflict = await checkHosts(ctx, target.objects);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
   const owners = await claimedByOthers(ctx);
-  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt);
-  // 8. Prune: only after this render applied; failed deletes stay in the inventory.
+  const sameSet =
+    decision.reason === GateReason.Automated && target.objectHash === ctx.prev.objectHash;
+  const applied =
+    (sameSet ? await liveUnchanged(ctx, target.objects) : undefined) ??
+    (await applyDesired(ctx, target.objects, owners, spec.adopt));
+  // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
+  //    when a pre-sync hook stopped the apply.
   const desiredRefs = target.objects.map(refOf);
-  const prune = await pruneStale(ctx, spec, desiredRefs, owners);
+  const prune = applied.halted
+    ? keepStale(ctx, desiredRefs, applied.halted)
+    : await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned.
   const health = assessSet(desiredRefs, applied.applied, ctx.now);
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
@@ -306,7 +315,7 @@ async function sync(
     reason: decision.reason,
     operation: decision.operation,
     previous: ctx.inventory,
-    applied: applied.applied,
+    applied: applied.unchanged ? new Map() : applied.applied,
     failed: applied.failed,
     prune,
     health,

@@ -17,10 +17,18 @@ import {
   shortCredential,
 } from "../core/index.ts";
 import type { Failure } from "../plan/index.ts";
-import { type ParsedObject, parseManifests, renderImage, renderObjects } from "../render/index.ts";
+import {
+  dropSkippedHooks,
+  EngineError,
+  type ParsedObject,
+  parseManifests,
+  renderImage,
+  renderObjects,
+} from "../render/index.ts";
 import { renderAppRevision, resolveAppRevision } from "./app-source.ts";
 import type { RunContext } from "./context.ts";
 import type { SourceAuth } from "./ports.ts";
+import { HELM_NEEDS_NODE, renderWithEngine } from "./render-source.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
 export interface Desired {
@@ -38,8 +46,10 @@ export interface ResolvedSource {
 /**
  * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
  * `password`) and resolves the revision: a commit SHA (Git ls-refs), a digest (tag → digest),
- * or an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts).
- * @returns SourceFailed (transient unless the adapter says otherwise) when either fails.
+ * an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts), or
+ * "<version>@sha256:<hex>" (a chart: the version its constraint picks).
+ * @returns SourceFailed (transient unless the adapter says otherwise) when either fails;
+ *   RenderFailed for a chart where no Helm engine runs (Workers).
  */
 export async function resolveSource(
   ctx: RunContext,
@@ -59,7 +69,10 @@ export async function resolveSource(
  */
 async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
   const ref =
-    spec.source.git?.secretRef ?? spec.source.image?.secretRef ?? spec.source.app?.secretRef;
+    spec.source.git?.secretRef ??
+    spec.source.image?.secretRef ??
+    spec.source.app?.secretRef ??
+    spec.source.chart?.secretRef;
   if (!ref) return undefined;
   const data = await ctx.ports.kube.getSecret(ctx.ref.namespace, ref.name);
   if (!data) {
@@ -96,7 +109,15 @@ async function resolveRevision(
     return ctx.ports.image.resolve(spec.source.image, auth);
   }
   if (spec.source.app) return resolveAppRevision(ctx, spec.source.app, auth);
-  throw new SourceError("spec.source has neither git, image nor app", false);
+  if (spec.source.chart) {
+    // On Workers there is no Helm engine: say so before reading any repository.
+    if (!ctx.ports.engines?.helm) throw new EngineError("unavailable", HELM_NEEDS_NODE);
+    if (!ctx.ports.charts) {
+      throw new SourceError("chart sources are not configured in this runtime", false);
+    }
+    return ctx.ports.charts.resolve(spec.source.chart, auth);
+  }
+  throw new SourceError("spec.source has neither git, image, app nor chart", false);
 }
 
 /**
@@ -115,8 +136,27 @@ export async function renderRevision(
   let parsed: ParsedObject[];
   try {
     if (spec.source.git) {
-      const files = await ports.git.fetch(spec.source.git, revision, auth);
-      const result = parseManifests(files);
+      // Plain manifests, or a kustomization / Chart.yaml at the path rendered by its engine.
+      const fetched = ports.git.fetchSource
+        ? await ports.git.fetchSource(spec.source.git, revision, auth)
+        : {
+            kind: "manifests" as const,
+            files: await ports.git.fetch(spec.source.git, revision, auth),
+          };
+      const misplaced = misplacedOptions(spec, fetched.kind);
+      if (misplaced) return err(renderFailed([misplaced]));
+      const result =
+        fetched.kind === "manifests"
+          ? parseManifests(fetched.files)
+          : await renderWithEngine(ctx, spec, fetched);
+      if (!result.ok) return err(renderFailed(result.error));
+      parsed = dropSkippedHooks(result.value);
+      ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
+    } else if (spec.source.chart) {
+      if (!ports.charts)
+        throw new SourceError("chart sources are not configured in this runtime", false);
+      const archive = await ports.charts.fetch(spec.source.chart, revision, auth);
+      const result = await renderWithEngine(ctx, spec, { kind: "chart", archive });
       if (!result.ok) return err(renderFailed(result.error));
       parsed = result.value;
       ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
@@ -153,8 +193,39 @@ export async function renderRevision(
   return ok({ revision, objects: rendered.value, objectHash: await hashObjects(rendered.value) });
 }
 
+/** spec.source.kustomize or .helm given for a path that is not a kustomization or chart. */
+function misplacedOptions(
+  spec: AppSpec,
+  kind: "manifests" | "kustomize" | "helm",
+): Issue | undefined {
+  const path = "spec.source";
+  if (spec.source.kustomize && kind !== "kustomize") {
+    return {
+      code: "RenderError",
+      path,
+      message: `kustomize is set, but ${spec.source.git?.path ?? "."} holds no kustomization`,
+    };
+  }
+  if (spec.source.helm && kind !== "helm") {
+    return {
+      code: "RenderError",
+      path,
+      message: `helm is set, but ${spec.source.git?.path ?? "."} holds no Chart.yaml`,
+    };
+  }
+  return undefined;
+}
+
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */
 function sourceFailed(e: unknown): Failure {
+  if (e instanceof EngineError) {
+    return {
+      reason: FailureReason.RenderFailed,
+      message: e.message,
+      stalled: false,
+      transient: false,
+    };
+  }
   if (e instanceof SourceError) {
     return {
       reason: FailureReason.SourceFailed,

@@ -9,9 +9,10 @@ import { createFsFromVolume, Volume } from "memfs";
 import type { GitSource } from "../app/index.ts";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
-import type { GitPort, SourceAuth } from "../reconcile/ports.ts";
+import type { FetchedSource, GitPort, SourceAuth } from "../reconcile/ports.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
-import { collectManifests } from "./tree.ts";
+import { collectRepository, sourceKindAt } from "./repo-tree.ts";
+import { type CollectOptions, collectManifests, normalizePath } from "./tree.ts";
 
 const SHA = /^[0-9a-f]{40}$/i;
 /** Characters and sequences git check-ref-format forbids (and that would break ls-refs). */
@@ -27,6 +28,12 @@ export interface GitPortOptions {
   maxBytes?: number;
   /** Cap on the number of manifests fetch() returns (default 5 000). */
   maxFiles?: number;
+  /**
+   * Caps on the whole repository fetchSource() reads for a Kustomize or Helm source, bytes and
+   * files (default maxBytes and maxFiles).
+   */
+  maxRepositoryBytes?: number;
+  maxRepositoryFiles?: number;
   /**
    * Cap on bytes downloaded by one call (ref advertisement + pack), bytes (default 32 MiB).
    * isomorphic-git buffers the whole pack, copies it into the in-memory fs and indexes it, so
@@ -54,6 +61,11 @@ export interface GitPortOptions {
  * that is no longer reachable (force-push) fails transiently; a pinned SHA that the server does
  * not have fails permanently. See collectManifests for scoping, refusals and limits.
  *
+ * fetchSource(source, commit, auth) → what source.path holds (sourceKindAt): plain manifests as
+ * fetch returns them, or, for a directory holding a kustomization or Chart.yaml, every file of
+ * the repository (collectRepository; bases such as ../../bases/web and values files elsewhere
+ * in the repository are read from it). One download either way.
+ *
  * Credentials: auth.token → basic auth (auth.username or "x-access-token", token);
  * auth.username/password → basic auth; else userinfo in the URL. Sent with every request,
  * never put in messages. Errors are SourceError: 401/403 "authentication failed for <url>",
@@ -66,6 +78,8 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   const maxDownload = options.maxDownloadBytes ?? 32 * MiB;
   const maxBytes = options.maxBytes ?? 20 * MiB;
   const maxFiles = options.maxFiles ?? 5_000;
+  const maxRepositoryBytes = options.maxRepositoryBytes ?? maxBytes;
+  const maxRepositoryFiles = options.maxRepositoryFiles ?? maxFiles;
 
   /** Runs `fn` with a guarded client under the deadline; maps every failure to SourceError. */
   async function call<T>(
@@ -130,54 +144,72 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
     },
 
     async fetch(source, commit, auth): Promise<SourceFile[]> {
-      if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
-      const oid = commit.toLowerCase();
-      const pinned = source.ref.toLowerCase() === oid;
-      return call(source, auth, async (remote, client) => {
-        const fs = createFsFromVolume(new Volume());
-        const gitdir = "/repo.git";
-        const cache = {};
-        await git.init({ fs, gitdir, bare: true });
-        await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
-        await git.fetch({
-          fs,
-          http: client,
-          gitdir,
-          url: remote.url,
-          ref: oid,
-          singleBranch: true,
-          depth: 1,
-          tags: false,
-          headers: { ...remote.headers },
-          cache,
+      return download(source, commit, auth, (at) => collectManifests(at));
+    },
+
+    async fetchSource(source, commit, auth): Promise<FetchedSource> {
+      return download(source, commit, auth, async (at) => {
+        const kind = await sourceKindAt(at);
+        if (kind === "manifests") return { kind, files: await collectManifests(at) };
+        const files = await collectRepository({
+          ...at,
+          maxBytes: maxRepositoryBytes,
+          maxFiles: maxRepositoryFiles,
         });
-        try {
-          await git.readCommit({ fs, gitdir, cache, oid });
-        } catch (err) {
-          const code = (err as { code?: unknown }).code;
-          if (code === "ObjectTypeError") {
-            throw new SourceError(`${oid} in ${remote.display} is not a commit`, false);
-          }
-          if (code !== "NotFoundError") throw err;
-          throw pinned
-            ? new SourceError(`commit ${oid} not found in ${remote.display}`, false)
-            : new SourceError(
-                `commit ${oid} is no longer reachable from any ref in ${remote.display} (force-pushed?); will resolve again`,
-                true,
-              );
-        }
-        return collectManifests({
-          fs,
-          gitdir,
-          cache,
-          commit: oid,
-          path: source.path,
-          maxBytes,
-          maxFiles,
-        });
+        return { kind, path: normalizePath(source.path), files };
       });
     },
   };
+
+  /**
+   * A shallow fetch of `commit` into a fresh in-memory repository, then `read` over it (no
+   * checkout). See createGitPort for why a commit is fetched by SHA.
+   */
+  async function download<T>(
+    source: GitSource,
+    commit: string,
+    auth: SourceAuth | undefined,
+    read: (at: CollectOptions) => Promise<T>,
+  ): Promise<T> {
+    if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
+    const oid = commit.toLowerCase();
+    const pinned = source.ref.toLowerCase() === oid;
+    return call(source, auth, async (remote, client) => {
+      const fs = createFsFromVolume(new Volume());
+      const gitdir = "/repo.git";
+      const cache = {};
+      await git.init({ fs, gitdir, bare: true });
+      await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
+      await git.fetch({
+        fs,
+        http: client,
+        gitdir,
+        url: remote.url,
+        ref: oid,
+        singleBranch: true,
+        depth: 1,
+        tags: false,
+        headers: { ...remote.headers },
+        cache,
+      });
+      try {
+        await git.readCommit({ fs, gitdir, cache, oid });
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (code === "ObjectTypeError") {
+          throw new SourceError(`${oid} in ${remote.display} is not a commit`, false);
+        }
+        if (code !== "NotFoundError") throw err;
+        throw pinned
+          ? new SourceError(`commit ${oid} not found in ${remote.display}`, false)
+          : new SourceError(
+              `commit ${oid} is no longer reachable from any ref in ${remote.display} (force-pushed?); will resolve again`,
+              true,
+            );
+      }
+      return read({ fs, gitdir, cache, commit: oid, path: source.path, maxBytes, maxFiles });
+    });
+  }
 }
 
 function hint(ref: string): string {

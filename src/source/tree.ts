@@ -56,7 +56,8 @@ export interface CollectOptions {
  * Hidden entries (a name starting with ".") are skipped, as Argo CD's directory source does.
  * Symlinks and submodules are skipped, never followed. Errors (SourceError, not transient):
  * path missing or not a directory; a kustomization.yaml/.yml, Kustomization or Chart.yaml
- * anywhere under the path; more than `maxFiles` files or `maxBytes` bytes; invalid UTF-8.
+ * anywhere under the path (GitPort.fetchSource renders one at the path itself); more than
+ * `maxFiles` files or `maxBytes` bytes; invalid UTF-8.
  */
 export async function collectManifests(o: CollectOptions): Promise<SourceFile[]> {
   const { fs, gitdir, cache, commit } = o;
@@ -88,7 +89,7 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
       else if (REFUSED_FILES.has(entry.path)) {
         const where = o.path === "" ? "." : o.path;
         throw new SourceError(
-          `${rel} found in "${where}": Kustomize and Helm are not supported; plumb applies plain manifests`,
+          `${rel} found in "${where}": a Kustomize overlay or Helm chart is rendered only when source.path is its own directory, not a folder above it`,
           false,
         );
       } else if (MANIFEST.test(entry.path)) {

@@ -1,0 +1,97 @@
+// The render engines as the loop sees them: Kustomize (krusty) and Helm (helm.sh/helm/v3), Go
+// code built by scripts/build-engines.sh and hosted per runtime (src/render/engines/). Types only.
+
+/** One file of a repository or chart: path from its root ("/"-separated), raw bytes. */
+export interface RepoFile {
+  path: string;
+  data: Uint8Array;
+}
+
+/** kustomize's Image (images field). */
+export interface KustomizeImage {
+  name: string;
+  newName?: string | undefined;
+  newTag?: string | undefined;
+  digest?: string | undefined;
+}
+
+/** kustomize's Patch with an inline patch. */
+export interface KustomizePatch {
+  patch: string;
+  target?: Record<string, string | undefined> | undefined;
+}
+
+/** One `kustomize build` of `path` over the repository `files`. */
+export interface KustomizeRequest {
+  files: RepoFile[];
+  /** Directory of the kustomization, relative to the repository root ("" = root). */
+  path: string;
+  images?: KustomizeImage[];
+  patches?: KustomizePatch[];
+  /** Cap on the rendered YAML, bytes. */
+  maxOutputBytes: number;
+}
+
+/** One `helm template --include-crds` of a chart. */
+export interface HelmRequest {
+  /** The chart directory's files (paths relative to the chart root), or... */
+  files?: RepoFile[];
+  /** ...a packaged chart (.tgz). */
+  archive?: Uint8Array;
+  /** Values files merged over values.yaml, in order (path for messages). */
+  valuesFiles: RepoFile[];
+  /** With `archive`: values files inside the chart, by path, merged in order. */
+  chartValuesFiles?: string[];
+  /** Inline values, merged last. */
+  values?: Record<string, unknown>;
+  releaseName: string;
+  namespace: string;
+  /** "v1.35.4"; absent: Helm's default. */
+  kubeVersion?: string;
+  /** "apps/v1" and "apps/v1/Deployment" entries; absent: Helm's default set. */
+  apiVersions?: string[];
+  maxOutputBytes: number;
+}
+
+/** What a Helm render produced: each rendered template (or crds/ file) by chart path. */
+export interface HelmOutput {
+  chart: string;
+  version: string;
+  manifests: Array<{ path: string; content: string }>;
+}
+
+/** Server version and served API versions, as Helm's .Capabilities wants them. */
+export interface ClusterCapabilities {
+  kubeVersion: string;
+  apiVersions: string[];
+}
+
+/**
+ * The engines a runtime offers. A missing engine means "not in this runtime": Kustomize runs on
+ * Node and in workerd (a second Worker); Helm runs on Node only.
+ */
+export interface RenderEngines {
+  /** The rendered YAML stream. Throws EngineError. */
+  kustomize?(request: KustomizeRequest): Promise<string>;
+  /** Throws EngineError. */
+  helm?(request: HelmRequest): Promise<HelmOutput>;
+}
+
+/**
+ * A render the engine refused or could not finish. `kind`: "failed" (the engine's own error,
+ * with the file and line it gives), "timeout" (past the time limit), "unavailable" (the engine
+ * is not built or could not start; retried later).
+ */
+export class EngineError extends Error {
+  readonly kind: "failed" | "timeout" | "unavailable";
+  constructor(kind: "failed" | "timeout" | "unavailable", message: string) {
+    super(message);
+    this.name = "EngineError";
+    this.kind = kind;
+  }
+}
+
+/** Default time limit of one render, ms (issue 13: a template that loops fails clearly). */
+export const RENDER_TIMEOUT_MS = 10_000;
+/** Default cap on an engine's output, bytes (as the manifests cap of a Git source). */
+export const MAX_RENDER_OUTPUT_BYTES = 20 * 1024 * 1024;
