@@ -191,13 +191,66 @@ describe("fetch", () => {
     const sha = await repo.head();
     const k = await failure(port.fetch(src(repo.url, "HEAD", "k"), sha, undefined));
     expect(k.message).toBe(
-      'kustomization.yaml found in "k": Kustomize and Helm are not supported; plumb applies plain manifests',
+      'kustomization.yaml found in "k": a Kustomize overlay or Helm chart is rendered only when source.path is its own directory, not a folder above it',
     );
     expect(k.transient).toBe(false);
     const n = await failure(port.fetch(src(repo.url, "HEAD", "n"), sha, undefined));
     expect(n.message).toMatch(/^base\/Kustomization found in "n"/);
     const h = await failure(port.fetch(src(repo.url, "HEAD", "h"), sha, undefined));
     expect(h.message).toMatch(/^Chart.yaml found in "h"/);
+  });
+
+  it("fetchSource: a kustomization or Chart.yaml at the path brings the whole repository", async () => {
+    const repo = await server.createRepo("sources", {
+      "overlays/dev/kustomization.yaml": "resources: [../../bases/web]\n",
+      "overlays/dev/.env": "A=1\n",
+      "bases/web/kustomization.yaml": "resources: [cm.yaml]\n",
+      "bases/web/cm.yaml": "a: 1\n",
+      "charts/web/Chart.yaml": "name: web\n",
+      "charts/web/.helmignore": "*.md\n",
+      "charts/web/kustomization.yml": "resources: []\n",
+      "plain/cm.yaml": "a: 1\n",
+      "docs/logo.bin": "\u0000\u00ff",
+    });
+    const sha = await repo.head();
+    const k = await port.fetchSource!(src(repo.url, "HEAD", "./overlays/dev/"), sha, undefined);
+    expect(k.kind).toBe("kustomize");
+    if (k.kind === "manifests") return;
+    expect(k.path).toBe("overlays/dev");
+    expect(k.files.map((f) => f.path)).toEqual([
+      "bases/web/cm.yaml",
+      "bases/web/kustomization.yaml",
+      "charts/web/.helmignore",
+      "charts/web/Chart.yaml",
+      "charts/web/kustomization.yml",
+      "docs/logo.bin",
+      "overlays/dev/.env",
+      "overlays/dev/kustomization.yaml",
+      "plain/cm.yaml",
+    ]);
+    expect(new TextDecoder().decode(k.files[0]?.data)).toBe("a: 1\n");
+    const h = await port.fetchSource!(src(repo.url, "HEAD", "charts/web"), sha, undefined);
+    // Both files: Kustomize wins, as Flux would render the directory.
+    expect(h.kind).toBe("kustomize");
+    await repo.commit({ "charts/web/kustomization.yml": null });
+    const h2 = await port.fetchSource!(
+      src(repo.url, "HEAD", "charts/web"),
+      await repo.head(),
+      undefined,
+    );
+    expect(h2.kind === "helm" ? h2.path : h2.kind).toBe("charts/web");
+    const p = await port.fetchSource!(src(repo.url, "HEAD", "plain"), sha, undefined);
+    expect(p).toEqual({ kind: "manifests", files: [{ path: "cm.yaml", content: "a: 1\n" }] });
+    const capped = await failure(
+      createGitPort({ maxRepositoryFiles: 3 }).fetchSource!(
+        src(repo.url, "HEAD", "overlays/dev"),
+        sha,
+        undefined,
+      ),
+    );
+    expect(capped.message).toBe(
+      `the repository has more than 3 files at ${sha} (Kustomize and Helm sources read the whole repository)`,
+    );
   });
 
   it("reports a missing path, or a path that is a file, permanently", async () => {

@@ -65,7 +65,9 @@ describe("App CRD", () => {
       ["kubectl", "explain", "app.spec.source", "--kubeconfig", kubeconfig()],
       { encoding: "utf8" },
     );
-    expect(out).toContain("Where the desired state comes from: exactly one of git, image or app.");
+    expect(out).toContain(
+      "Where the desired state comes from: exactly one of git, image, app or chart.",
+    );
     expect(out).toContain("git\t<Object>");
   });
 
@@ -95,7 +97,7 @@ describe("App CRD", () => {
     });
     expect(both.status).toBe(422);
     expect((both.body as { message: string }).message).toContain(
-      "exactly one of source.git, source.image and source.app must be set",
+      "exactly one of source.git, source.image, source.app and source.chart must be set",
     );
   });
 });

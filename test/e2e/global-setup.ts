@@ -1,4 +1,5 @@
-// e2e global setup: one local control plane per run (test/cluster), the App CRD installed.
+// e2e global setup: the render engines built, one local control plane per run (test/cluster),
+// the App CRD installed.
 // Set PLUMB_E2E_KUBECONFIG to run against a control plane that is already up.
 
 import { execFileSync } from "node:child_process";
@@ -17,6 +18,8 @@ declare module "vitest" {
 const ROOT = resolve(import.meta.dirname, "../..");
 
 export default async function setup(project: TestProject) {
+  // The Kustomize and Helm engines, from Go modules (cached; rebuilt when their sources change).
+  execFileSync("bash", [join(ROOT, "scripts/build-engines.sh")], { stdio: "inherit" });
   let kubeconfig = process.env["PLUMB_E2E_KUBECONFIG"];
   let stop = async () => {};
   if (!kubeconfig) {

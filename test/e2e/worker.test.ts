@@ -1,5 +1,6 @@
 // The Worker in workerd (wrangler dev) against the local control plane and Git server:
-// a signed push, the cron handler and the queue consumer (issue #4).
+// a signed push, the cron handler and the queue consumer (issue #4); a Kustomize overlay rendered
+// by the render Worker, and the condition a Helm source gets there (issue 13).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
@@ -10,10 +11,19 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
+import { sendGithubPush } from "../support/github.ts";
 import type { KubeProxy } from "../support/kube-proxy.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import { pushAppliesCommit } from "./cases/push.case.ts";
-import { createApp, createNamespace, getApp, kubeconfig, realPorts, waitFor } from "./support.ts";
+import {
+  createApp,
+  createNamespace,
+  deploymentImage,
+  getApp,
+  kubeconfig,
+  realPorts,
+  waitFor,
+} from "./support.ts";
 
 const SECRET = "worker-webhook-secret";
 
@@ -32,6 +42,7 @@ beforeAll(async () => {
   await createApp("worker", "pushed", { source: { git: { url: repo.url } } });
   workerd = await startWorkerd(kubeconfig(), {
     GITHUB_WEBHOOK_SECRET: SECRET,
+    PLUMB_ALLOWED_DESTINATIONS: "worker-kz",
     PLUMB_API_TOKENS: JSON.stringify([{ name: "admin", token: "worker-admin-token-0123" }]),
   });
   base = workerd.base;
@@ -55,6 +66,78 @@ describe("plumb in workerd", () => {
       tag: "v8",
       timeoutMs: 60_000,
       diagnostics: () => workerd.output().slice(-6000),
+    });
+  });
+
+  it("renders podinfo's Kustomize overlay in the render Worker and applies it; Helm sources are refused clearly", async () => {
+    const kz = await git.createRepo(
+      "worker-kz",
+      {
+        ...fixtureFiles(join(REAL_FIXTURES, "podinfo-kustomize-overlays")),
+        // The dev overlay, moved to a namespace no other test uses.
+        "worker/kustomization.yaml":
+          "namespace: worker-kz\nresources:\n  - ../deploy/overlays/dev\n",
+        "chart/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+      },
+      { allowSha1InWant: true },
+    );
+    await createNamespace("worker-apps");
+    await createApp("worker-apps", "overlay", {
+      source: { git: { url: kz.url, path: "worker" } },
+      destination: { namespace: "worker-kz" },
+    });
+    await createApp("worker-apps", "chart", { source: { git: { url: kz.url, path: "chart" } } });
+    await createApp("worker-apps", "repo-chart", {
+      source: { chart: { repository: "https://charts.example.com", name: "web" } },
+    });
+    const sha = await kz.head();
+    const res = await sendGithubPush(base, SECRET, kz.url, sha);
+    expect(res.status).toBe(202);
+    const app = await waitFor(
+      "overlay applied by the Worker",
+      async () => {
+        const a = await getApp("worker-apps", "overlay");
+        return a.status?.syncStatus === "Synced" && a.status.revision === sha ? a : undefined;
+      },
+      90_000,
+    ).catch((err) => {
+      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
+    });
+    expect(app.status?.inventory).toHaveLength(25);
+    expect(app.status?.inventory).toContainEqual({
+      apiVersion: "v1",
+      kind: "Namespace",
+      name: "worker-kz",
+    });
+    expect(await deploymentImage("worker-kz", "backend")).toBe(
+      "ghcr.io/stefanprodan/podinfo:6.14.1",
+    );
+    const chart = await waitFor(
+      "the Helm App's condition",
+      async () => {
+        const a = await getApp("worker-apps", "chart");
+        return a.status?.conditions?.find((c) => c.type === "Ready") ? a : undefined;
+      },
+      60_000,
+    );
+    expect(chart.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "RenderFailed",
+      message: expect.stringContaining("chart: Helm charts need the Node runtime"),
+    });
+    // A chart repository source is refused before anything is downloaded.
+    await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    const repoChart = await waitFor(
+      "the chart App's condition",
+      async () => {
+        const a = await getApp("worker-apps", "repo-chart");
+        return a.status?.conditions?.find((c) => c.type === "Ready") ? a : undefined;
+      },
+      60_000,
+    );
+    expect(repoChart.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      reason: "RenderFailed",
+      message: expect.stringMatching(/^Helm charts need the Node runtime/),
     });
   });
 

@@ -1,7 +1,8 @@
-// A real OCI registry for tests, just enough of the distribution API to resolve and list tags:
-// node:http on 127.0.0.1 serving /v2/, HEAD and GET /v2/<name>/manifests/<tag|digest>, GET
-// /v2/<name>/tags/list (n, last and a Link header, as distribution pages), and (bearer mode) a
-// Docker token-auth endpoint at /token. Manifests live in memory; push() replaces a tag.
+// A real OCI registry for tests, just enough of the distribution API to resolve and list tags and
+// pull Helm charts: node:http on 127.0.0.1 serving /v2/, HEAD and GET
+// /v2/<name>/manifests/<tag|digest>, GET /v2/<name>/blobs/<digest>, GET /v2/<name>/tags/list (n,
+// last and a Link header, as distribution pages), and (bearer mode) a Docker token-auth endpoint
+// at /token. Manifests and blobs live in memory; push() replaces a tag.
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -48,6 +49,8 @@ export interface TestRegistry {
    * @returns the manifest's digest, "sha256:<hex>" of those bytes.
    */
   push(name: string, tag: string, manifest: object): string;
+  /** Stores a blob of `name`; returns its digest ("sha256:<hex>"). */
+  pushBlob(name: string, bytes: Uint8Array): string;
   /** Requests served so far, as "METHOD /path?query". */
   requests: string[];
   /** Makes every request answer `fault` (a status) or hang ("hang"); undefined clears it. */
@@ -64,6 +67,7 @@ interface Stored {
 
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const MANIFEST_PATH = /^\/v2\/(.+)\/manifests\/([^/]+)$/;
+const BLOB_PATH = /^\/v2\/(.+)\/blobs\/(sha256:[0-9a-f]{64})$/;
 const TAGS_PATH = /^\/v2\/(.+)\/tags\/list$/;
 
 /** Starts a registry on 127.0.0.1 with a random port. */
@@ -72,6 +76,7 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
   const expectedBasic = `${options.username ?? ""}:${options.password ?? ""}`;
   const tags = new Map<string, Map<string, Stored>>();
   const byDigest = new Map<string, Map<string, Stored>>();
+  const blobs = new Map<string, Map<string, Buffer>>();
   /** Issued bearer token → repository name it grants pull on. */
   const tokens = new Map<string, string>();
   const requests: string[] = [];
@@ -219,6 +224,21 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
       manifest(req, res, m[1], m[2]);
       return;
     }
+    const b = BLOB_PATH.exec(u.pathname);
+    if (b?.[1] && b[2]) {
+      if (!authorized(req, res, b[1])) return;
+      const blob = blobs.get(b[1])?.get(b[2]);
+      if (!blob) error(res, 404, "BLOB_UNKNOWN");
+      else
+        res
+          .writeHead(200, {
+            "content-type": "application/octet-stream",
+            "content-length": String(blob.length),
+            "docker-content-digest": b[2],
+          })
+          .end(req.method === "HEAD" ? undefined : blob);
+      return;
+    }
     error(res, 404, "NOT_FOUND");
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -241,6 +261,13 @@ export async function startRegistry(options: RegistryOptions = {}): Promise<Test
       if (!byDigest.has(name)) byDigest.set(name, new Map());
       tags.get(name)?.set(tag, stored);
       byDigest.get(name)?.set(digest, stored);
+      return digest;
+    },
+    pushBlob(name, bytes) {
+      const buf = Buffer.from(bytes);
+      const digest = `sha256:${createHash("sha256").update(buf).digest("hex")}`;
+      if (!blobs.has(name)) blobs.set(name, new Map());
+      blobs.get(name)?.set(digest, buf);
       return digest;
     },
     setFault(f) {

@@ -61,7 +61,8 @@ export interface Workerd {
 }
 
 /**
- * Starts `wrangler dev --test-scheduled` with its own state directory and ports, bound to the
+ * Starts `wrangler dev --test-scheduled` (the main Worker and the render Worker, whose build
+ * command builds the Kustomize engine if needed) with its own state directory and ports, bound to the
  * cluster whose admin kubeconfig is `kubeconfig` (DIR/token and DIR/ca.crt beside it, as
  * test/cluster writes them). `vars` are extra bindings (webhook secrets, API tokens).
  * Resolves when GET /healthz answers.
@@ -82,6 +83,11 @@ export async function startWorkerd(
   const args = [
     join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
+    // The main Worker and the render Worker (Kustomize), bound by the RENDER service binding.
+    "-c",
+    "wrangler.toml",
+    "-c",
+    "wrangler.render.toml",
     "--ip",
     "127.0.0.1",
     "--port",
