@@ -19,12 +19,21 @@ export interface BundleResult {
   allGzipBytes: number;
 }
 
-export async function bundleSize(): Promise<BundleResult> {
+/** The bundle of the Worker configured in `config` (wrangler.toml: the main Worker). */
+export async function bundleSize(config = "wrangler.toml"): Promise<BundleResult> {
   const out = mkdtempSync(join(tmpdir(), "plumb-bench-bundle-"));
   try {
     await run(
       process.execPath,
-      [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out],
+      [
+        join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+        "deploy",
+        "--dry-run",
+        "--outdir",
+        out,
+        "-c",
+        config,
+      ],
       {
         cwd: ROOT,
         timeout: 180_000,
@@ -38,7 +47,7 @@ export async function bundleSize(): Promise<BundleResult> {
       if (s.isFile()) files[f] = s.size;
     }
     const main =
-      Object.keys(files).find((f) => f === "worker.js") ??
+      Object.keys(files).find((f) => f === "worker.js" || f === "render-worker.js") ??
       Object.keys(files)
         .filter((f) => f.endsWith(".js"))
         .sort((a, b) => files[b]! - files[a]!)[0];

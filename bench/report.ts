@@ -12,6 +12,7 @@ import {
   total,
   writes,
 } from "./reconcile-bench.ts";
+import type { NodeRenderResult, WorkerdRenderResult } from "./render.ts";
 import { bytes, ms, round, table } from "./stats.ts";
 import type { WebhookResult } from "./webhook.ts";
 
@@ -28,6 +29,10 @@ export interface Results {
   cron: CronResult[];
   bundle?: BundleResult | undefined;
   memory?: MemoryResult | undefined;
+  /** Issue 13: the render Worker's bundle and the engines on Node and in workerd. */
+  renderBundle?: BundleResult | undefined;
+  renderNode?: NodeRenderResult | undefined;
+  renderWorkerd?: WorkerdRenderResult | undefined;
   targets: Target[];
   errors: Array<{ phase: string; error: string }>;
 }
@@ -86,6 +91,24 @@ export function evaluateTargets(results: Results): Target[] {
       ? `p50 ${gb.noop.cpuMs.p50} ms (p95 ${gb.noop.cpuMs.p95} ms, n=${gb.noop.cpuMs.n})`
       : "not measured",
     pass: gb ? gb.noop.cpuMs.p50 < 5 : undefined,
+  });
+  const rb = results.renderBundle;
+  out.push({
+    target: "render Worker (Kustomize) < 10 MB gzipped (Workers paid plan; free: 3 MB)",
+    measured: rb
+      ? `${bytes(rb.allGzipBytes)} gzipped, kustomize.wasm included (${rb.allGzipBytes} B)`
+      : "not measured",
+    pass: rb ? rb.allGzipBytes < 10 * 1000 * 1000 : undefined,
+  });
+  const rw = results.renderWorkerd;
+  out.push({
+    target: "Kustomize render fits a Worker isolate (128 MB)",
+    measured: rw
+      ? `engine memory ${bytes(rw.wasmMemoryBytes)}; workerd RSS +${bytes(rw.workerdPeak - rw.workerdRssBefore)} at peak`
+      : "not measured",
+    // workerd's whole RSS growth bounds what the render added to the isolate (heap, wasm
+    // memory, compiled code): conservative.
+    pass: rw ? rw.workerdPeak - rw.workerdRssBefore < 128 * 1000 * 1000 : undefined,
   });
   const b = results.bundle;
   out.push({
@@ -339,6 +362,83 @@ export function report(results: Results): string {
           `RSS sampled peak: +${bytes(m.rssPeakDelta)} (${bytes(m.baseline.rss)} → ${bytes(m.peak.rss)})`,
         ].join("\n")
       : "not measured",
+  );
+
+  h(
+    "7. Render engines (issue 13): podinfo's dev overlay (Kustomize, 25 objects) and helm-guestbook (Helm)",
+  );
+  const rn = results.renderNode;
+  const rwd = results.renderWorkerd;
+  const rbd = results.renderBundle;
+  const row = (
+    runtime: string,
+    engine: string,
+    load: number | undefined,
+    first: number,
+    warm: { p50: number; p95: number },
+    memory: string,
+  ) => [
+    runtime,
+    engine,
+    load === undefined ? "" : ms(load),
+    ms(first),
+    ms(warm.p50),
+    ms(warm.p95),
+    memory,
+  ];
+  const rrows: Array<Array<string | number>> = [];
+  if (rn) {
+    rrows.push(
+      row(
+        "node (worker thread)",
+        "kustomize.wasm",
+        rn.kustomize.loadMs,
+        rn.kustomize.firstMs,
+        rn.kustomize.warmMs,
+        `process RSS +${bytes(rn.kustomize.processRssDelta)} (peak +${bytes(rn.kustomize.processPeakDelta)})`,
+      ),
+      row(
+        "node (helper process)",
+        "plumb-helm",
+        rn.helm.loadMs,
+        rn.helm.firstMs,
+        rn.helm.warmMs,
+        rn.helm.helperPeak ? `helper peak RSS ${bytes(rn.helm.helperPeak)}` : "",
+      ),
+    );
+  }
+  if (rwd) {
+    rrows.push(
+      row(
+        "workerd (render Worker, wrangler dev; over HTTP)",
+        "kustomize.wasm",
+        undefined,
+        rwd.firstMs,
+        rwd.warmMs,
+        `engine memory ${bytes(rwd.wasmMemoryBytes)}; workerd RSS ${bytes(rwd.workerdRssBefore)} → peak ${bytes(rwd.workerdPeak)}`,
+      ),
+    );
+  }
+  lines.push(
+    rrows.length
+      ? table(
+          ["runtime", "engine", "load", "first render", "warm p50", "warm p95", "memory"],
+          rrows,
+        )
+      : "not measured",
+  );
+  lines.push(
+    "  load = starting the engine (compile + instantiate the module; spawn the helper) before any render;",
+    "  first render = the first one after loading (cold caches); warm = the next 10. workerd's first render",
+    "  includes instantiating the module in a fresh isolate.",
+  );
+  lines.push(
+    rbd
+      ? `render Worker bundle: ${Object.entries(rbd.files)
+          .filter(([f]) => /\.(m?js|wasm)$/.test(f))
+          .map(([f, n]) => `${f.replace(/^[0-9a-f]{40}-/, "")} ${bytes(n)}`)
+          .join(", ")}; ${bytes(rbd.allGzipBytes)} gzipped in all`
+      : "render Worker bundle: not measured",
   );
 
   h("Targets");

@@ -18,6 +18,7 @@ import {
   runner,
   timingCase,
 } from "./reconcile-bench.ts";
+import { renderNode, renderWorkerd } from "./render.ts";
 import { evaluateTargets, type Results, report } from "./report.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
 import { webhookLatency } from "./webhook.ts";
@@ -86,6 +87,20 @@ const cleanups: Array<() => Promise<void>> = [];
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
   results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 240_000, bundleSize);
+
+  // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
+  results.renderBundle = await phase(
+    "render Worker bundle (wrangler deploy --dry-run)",
+    600_000,
+    () => bundleSize("wrangler.render.toml"),
+  );
+  results.renderNode = await phase("render engines on Node (child process)", 240_000, renderNode);
+  results.renderWorkerd = await phase(
+    "render Worker in workerd (wrangler dev)",
+    240_000,
+    renderWorkerd,
+  );
+  if (process.argv.includes("--render-only")) return;
 
   cluster = startCluster(log);
   results.cluster = { kubeconfig: cluster.kubeconfig, owned: cluster.owned };
