@@ -44,7 +44,7 @@ if command -v flock >/dev/null 2>&1; then flock 9; fi
 stamp() {
   {
     go version
-    sha256sum "${BASH_SOURCE[0]}"
+    sha256sum <"${BASH_SOURCE[0]}"
     (cd "$SRC/$1" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) -print0 \
       | sort -z | xargs -0 sha256sum)
   } | sha256sum | cut -d' ' -f1
