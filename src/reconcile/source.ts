@@ -159,7 +159,6 @@ export async function renderRevision(
       const result = await renderWithEngine(ctx, spec, { kind: "chart", archive });
       if (!result.ok) return err(renderFailed(result.error));
       parsed = result.value;
-      ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
     } else if (spec.source.image) {
       parsed = renderImage(app.metadata.name, spec.source.image, revision);
     } else if (spec.source.app) {
@@ -174,6 +173,9 @@ export async function renderRevision(
   } catch (e) {
     return err(sourceFailed(e));
   }
+  // Secrets rendered from any source (manifests, Kustomize generators, Helm templates) are
+  // registered for redaction (issue 11).
+  ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
   const scopes = new Map<string, boolean>();
   for (const { object } of parsed) {
     const key = gvkKey(object.apiVersion, object.kind);

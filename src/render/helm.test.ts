@@ -95,7 +95,7 @@ describe("parseHelmOutput", () => {
       chart: "web",
       version: "1.0.0",
       manifests: [
-        { path: "web/templates/bad.yaml", content: "apiVersion: v1\nkind: x\nkind: y\n" },
+        { path: "web/templates/bad.yaml", content: "apiVersion: v1\nkind: ConfigMap\nb: @x\n" },
       ],
     });
     expect(r.ok ? [] : r.error.map((i) => i.path)).toEqual(["web/templates/bad.yaml:3"]);
