@@ -151,7 +151,6 @@ export async function renderRevision(
           : await renderWithEngine(ctx, spec, fetched);
       if (!result.ok) return err(renderFailed(result.error));
       parsed = dropSkippedHooks(result.value);
-      ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
     } else if (spec.source.chart) {
       if (!ports.charts)
         throw new SourceError("chart sources are not configured in this runtime", false);
