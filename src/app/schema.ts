@@ -320,6 +320,18 @@ export const AppStatus = z
       .string()
       .optional()
       .describe("Revision a Rollback moved away from; automated sync waits for a newer one."),
+    rolledBackFromObjectHash: z
+      .string()
+      .optional()
+      .describe(
+        "objectHash of the render a Rollback moved away from: a later commit that renders the same objects does not undo the rollback.",
+      ),
+    failedObjectHash: z
+      .string()
+      .optional()
+      .describe(
+        "objectHash of a render whose apply failed in a way retrying cannot fix (an immutable field, an invalid object): automated sync waits for another render or a Sync operation.",
+      ),
     previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
     objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
     observedObjectHash: z.string().optional(),

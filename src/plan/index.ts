@@ -1,6 +1,7 @@
 // Pure planning: gates, prune plan, conditions, schedule and notification decisions.
 export * from "./adopt.ts";
 export * from "./applied.ts";
+export * from "./apply-error.ts";
 export * from "./apply-policy.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";

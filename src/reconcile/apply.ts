@@ -8,6 +8,8 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
+import type { FailedApply } from "../plan/index.ts";
+import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
@@ -15,8 +17,12 @@ import { prepareTakeover } from "./takeover.ts";
 export interface ApplyOutcome {
   /** Objects as the API server stored them (for health), by refKey. */
   applied: Map<string, KubeObject>;
-  /** Failure messages by refKey. */
-  failed: Map<string, string>;
+  /** Failures by refKey: a short message, and whether retrying the same render can help. */
+  failed: Map<string, FailedApply>;
+  /** Objects whose apply failed but which exist (for their own health), by refKey. */
+  existing: Map<string, KubeObject>;
+  /** Objects deleted and created again (plumb.dev/recreate), with the immutable fields. */
+  recreated: Array<{ ref: ObjectRef; fields: string[] }>;
   /** Objects another tool made that this run took over (spec.adopt). */
   adopted?: ObjectRef[];
 }
@@ -51,8 +57,9 @@ export async function applyDesired(
   const takeover = await prepareTakeover(ctx, mine, adopt);
   const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
-  for (const [key, message] of takeover.refused) outcome.failed.set(key, message);
-  for (const [key, message] of contested) outcome.failed.set(key, message);
+  for (const [key, message] of takeover.refused)
+    outcome.failed.set(key, { message, terminal: false });
+  for (const [key, message] of contested) outcome.failed.set(key, { message, terminal: false });
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
   return outcome;
 }
@@ -68,29 +75,38 @@ export async function applyStaged(
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
 ): Promise<ApplyOutcome> {
-  const out: ApplyOutcome = { applied: new Map(), failed: new Map() };
+  const out: ApplyOutcome = {
+    applied: new Map(),
+    failed: new Map(),
+    existing: new Map(),
+    recreated: [],
+  };
   const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));
-  await applyAll(first, cluster, out);
+  await applyAll(first, cluster, sleep, out);
   const crds = first.filter(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
-  await applyAll(rest, cluster, out);
+  await applyAll(rest, cluster, sleep, out);
   return out;
 }
 
 async function applyAll(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
+  sleep: (ms: number) => Promise<void>,
   out: ApplyOutcome,
 ): Promise<void> {
   for (const obj of objects) {
     const key = refKey(refOf(obj));
-    try {
-      out.applied.set(key, await cluster.apply(obj));
-    } catch (err) {
-      out.failed.set(key, err instanceof Error ? err.message : String(err));
+    const done = await applyObject(obj, cluster, sleep);
+    if (done.ok) {
+      out.applied.set(key, done.stored);
+      if (done.recreated) out.recreated.push({ ref: refOf(obj), fields: done.recreated });
+    } else {
+      out.failed.set(key, { message: done.message, terminal: done.terminal });
+      if (done.live) out.existing.set(key, done.live);
     }
   }
 }
@@ -114,10 +130,10 @@ async function waitEstablished(
     if (pending.length === 0) return;
     if (waited >= CRD_WAIT_MS) {
       for (const crd of pending)
-        out.failed.set(
-          refKey(refOf(crd)),
-          `${describeRef(refOf(crd))} is not Established after 30s`,
-        );
+        out.failed.set(refKey(refOf(crd)), {
+          message: `${describeRef(refOf(crd))} is not Established after 30s`,
+          terminal: false,
+        });
       return;
     }
     await sleep(500);

@@ -232,8 +232,9 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         }
         target = other.value;
       }
+      const source = { revision, objectHash: head.ok ? head.value.objectHash : undefined };
       const outcome = await withLease(ctx.app, ports, () =>
-        sync(ctx, spec.value, target, decision, revision),
+        sync(ctx, spec.value, target, decision, source),
       );
       return recordRun(ctx, interval, { ...outcome, ...found });
     }
@@ -282,7 +283,7 @@ async function sync(
   spec: AppSpec,
   target: Desired,
   decision: Extract<Decision, { action: "apply" }>,
-  sourceRevision: string,
+  source: { revision: string; objectHash: string | undefined },
 ): Promise<RunOutcome> {
   // 7. Apply (staged: Namespaces and CRDs first). A host another Ingress serves: nothing.
   const hostConflict = await checkHosts(ctx, target.objects);
@@ -292,8 +293,10 @@ async function sync(
   // 8. Prune: only after this render applied; failed deletes stay in the inventory.
   const desiredRefs = target.objects.map(refOf);
   const prune = await pruneStale(ctx, spec, desiredRefs, owners);
-  // 8. Health of what was applied, from the objects the API server returned.
-  const health = assessSet(desiredRefs, applied.applied, ctx.now);
+  // 8. Health of what was applied, from the objects the API server returned (and of objects
+  //    whose apply failed, as they are).
+  const live = new Map([...applied.existing, ...applied.applied]);
+  const health = assessSet(desiredRefs, live, ctx.now);
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
   //    while an Ingress failed to apply, whose records must not go for a passing error.
   const ingressFailed = target.objects.some(
@@ -302,7 +305,9 @@ async function sync(
   const dns = ingressFailed ? undefined : await syncDns(ctx, target.objects);
   const outcome = appliedOutcome({
     target,
-    sourceRevision,
+    sourceRevision: source.revision,
+    sourceObjectHash: source.objectHash,
+    recreated: applied.recreated,
     reason: decision.reason,
     operation: decision.operation,
     previous: ctx.inventory,
