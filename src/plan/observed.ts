@@ -30,7 +30,7 @@ export interface ObservedInput {
  * The record of a run that applied nothing. After a correction the re-applied objects are
  * Synced again and status.drift is empty (what was not re-applied shows on the next run).
  * The sync status, unless given: OutOfSync when the render differs from what was applied
- * (revision or objectHash) or something drifted, else Synced. A run that rendered nothing
+ * (objectHash) or something drifted, else Synced. A run that rendered nothing
  * (the fast path, a restart) compared nothing: the last run's sync status and drift stand.
  */
 export function observedOutcome(input: ObservedInput): RunOutcome {
@@ -52,10 +52,8 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
   let syncStatus = input.syncStatus;
   if (syncStatus === undefined && !input.desired) syncStatus = input.prev.syncStatus ?? "Unknown";
   if (syncStatus === undefined) {
-    const differs = input.desired
-      ? input.prev.revision !== input.desired.revision ||
-        input.prev.objectHash !== input.desired.objectHash
-      : false;
+    // The rendered objects decide, not the commit (gates.ts outOfSync).
+    const differs = input.desired ? input.prev.objectHash !== input.desired.objectHash : false;
     syncStatus = differs || drift.length > 0 ? "OutOfSync" : "Synced";
   }
   const out: RunOutcome = {
