@@ -154,19 +154,6 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     rolledBackFrom: rolledBack ? input.sourceRevision : null,
     rolledBackFromObjectHash: rolledBack ? (input.sourceObjectHash ?? null) : null,
   };
-  if (input.operation) {
-    const message = failed
-      ? [...failures, ...pruneErrors].join("; ")
-      : `applied ${input.target.revision}`;
-    const done = operationOutcome(
-      input.operation,
-      failed ? "Failed" : "Succeeded",
-      message,
-      input.now,
-    );
-    out.operationState = done.state;
-    events.push(done.event);
-  }
   // A partial apply records the revision but not the hash, so the next run applies again
   // (a CRD installed since, a namespace created since) instead of calling the set applied.
   if (input.applied.size > 0 || failures.length === 0) {
@@ -195,6 +182,19 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       message: pruneErrors.join("; "),
       stalled: false,
     };
+  }
+  if (input.operation) {
+    const message = failed
+      ? [...failures, ...pruneErrors].join("; ")
+      : `applied ${input.target.revision}`;
+    const done = operationOutcome(
+      input.operation,
+      failed ? "Failed" : "Succeeded",
+      message,
+      input.now,
+    );
+    out.operationState = done.state;
+    events.push(done.event);
   }
   return out;
 }
