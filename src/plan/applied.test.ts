@@ -93,6 +93,8 @@ const synced: RunOutcome = {
   failedObjectHash: null,
   applied: { revision: R2, objectHash: "h2" },
 };
+/** As synced, without failedObjectHash (a failure that is not terminal leaves it as it was). */
+const { failedObjectHash: _kept, ...unrecorded } = synced;
 const op = (type: Operation["type"], revision?: string): Operation =>
   revision ? { id: "op-1", type, revision } : { id: "op-1", type };
 
@@ -179,7 +181,7 @@ describe("appliedOutcome", () => {
         health: { ...input().health, byKey: webMissing },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG],
         resources: [synced.resources[0]!, line(WEB, "Failed", "Missing", "namespace not found")],
         syncStatus: "OutOfSync",
@@ -188,7 +190,6 @@ describe("appliedOutcome", () => {
           warning("Deployment team-a/web: namespace not found"),
         ],
         applied: { revision: R2 },
-        failedObjectHash: undefined,
         failure: {
           reason: "ApplyFailed",
           message: "Deployment team-a/web: namespace not found",
@@ -235,7 +236,7 @@ describe("appliedOutcome", () => {
         prune: { ...noPrune, failed: [{ ref: OLD, message: "timeout" }] },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG, WEB, OLD],
         resources: [
           synced.resources[0]!,
@@ -248,7 +249,6 @@ describe("appliedOutcome", () => {
           warning("Deployment team-a/web: forbidden"),
         ],
         applied: { revision: R2 },
-        failedObjectHash: undefined,
         failure: {
           reason: "ApplyFailed",
           message: "Deployment team-a/web: forbidden",
@@ -357,7 +357,7 @@ describe("appliedOutcome", () => {
         prune: { ...noPrune, failed: [{ ref: OLD, message: "timeout" }] },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG, WEB, OLD],
         resources: [
           synced.resources[0]!,
@@ -383,7 +383,6 @@ describe("appliedOutcome", () => {
           finishedAt: NOW,
         },
         applied: { revision: R2 },
-        failedObjectHash: undefined,
         failure: {
           reason: "ApplyFailed",
           message: "Deployment team-a/web: forbidden",
