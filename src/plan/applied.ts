@@ -31,8 +31,13 @@ export interface FailedApply {
 }
 
 export interface AppliedInput {
-  /** The revision applied and its render. */
-  target: { revision: string; objects: readonly KubeObject[]; objectHash: string };
+  /** The revision applied and its render (with each object's hash, for the inventory). */
+  target: {
+    revision: string;
+    objects: readonly KubeObject[];
+    objectHash: string;
+    hashes?: ReadonlyMap<string, string>;
+  };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
   /** The objectHash of the source's render, when it rendered. */
@@ -120,6 +125,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),
       ...input.prune.unpruned,
     ],
+    hashes: input.target.hashes,
   });
 
   if (input.applied.size > 0) {

@@ -10,10 +10,16 @@ import {
   refOf,
 } from "../core/index.ts";
 import { assessSet, type SetHealth } from "../health/index.ts";
-import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
+import {
+  appliedForms,
+  type Comparison,
+  compareDesired,
+  dedupeRefs,
+  keepLiveSelector,
+} from "../plan/index.ts";
+import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
-import { previewChanges } from "./preview.ts";
 import type { Desired } from "./source.ts";
 import { adopting } from "./takeover.ts";
 
@@ -69,7 +75,8 @@ export interface Observation {
 
 /**
  * Lists the live objects of the inventory and the desired set (one list per kind), assesses
- * the inventory's health and compares each object with its desired state (compareDesired).
+ * the inventory's health and compares each object with what the API server would store if it
+ * were applied (compareWithServer: a dry run per suspect object; compareDesired).
  * @param desired the rendered set, or undefined on the fast path (health only)
  * @param held the desired set is held for approval (a preview, not drift)
  */
@@ -88,16 +95,21 @@ export async function observe(
         return have ? keepLiveSelector(o, have) : o;
       })
     : desired?.objects;
-  // A held revision's "will change" comes from a dry run: drift misses fields plumb owns.
-  const changes = held && wanted ? await previewChanges(ctx, wanted, live) : undefined;
+  const applied = desired
+    ? appliedForms(ctx.inventory, desired.hashes, ctx.prev.objectHash, desired.objectHash)
+    : new Set<string>();
+  const diffs = desired
+    ? await compareWithServer(wanted ?? [], live, applied, ctx.cluster)
+    : undefined;
   const comparison = compareDesired({
     inventory: ctx.inventory,
     desired: wanted,
     live,
     health: health.byKey,
     held,
-    changes,
     previous: ctx.prev.resources ?? [],
+    diffs,
+    applied,
   });
   return { health, comparison };
 }

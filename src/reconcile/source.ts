@@ -13,6 +13,8 @@ import {
   needsSpecChange,
   ok,
   type Result,
+  refKey,
+  refOf,
   SourceError,
   shortCredential,
 } from "../core/index.ts";
@@ -27,6 +29,8 @@ export interface Desired {
   revision: string;
   objects: KubeObject[];
   objectHash: string;
+  /** The hash of each object's rendered form, by refKey (status.inventory[].hash once applied). */
+  hashes: ReadonlyMap<string, string>;
 }
 
 /** What step 3 found: the revision the source names now, and the credentials used. */
@@ -150,7 +154,14 @@ export async function renderRevision(
     scopes,
   });
   if (!rendered.ok) return err(renderFailed(rendered.error));
-  return ok({ revision, objects: rendered.value, objectHash: await hashObjects(rendered.value) });
+  const hashes = new Map<string, string>();
+  for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
+  return ok({
+    revision,
+    objects: rendered.value,
+    objectHash: await hashObjects(rendered.value),
+    hashes,
+  });
 }
 
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */
