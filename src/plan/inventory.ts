@@ -13,7 +13,7 @@ export interface InventoryInput {
   /** refKeys of desired objects whose apply failed. */
   failed: ReadonlySet<string>;
   /** Objects to keep although not desired: failed deletes, prune:false leftovers, skips kept. */
-  kept: readonly ObjectRef[];
+  kept: readonly InventoryEntry[];
   /** The hash of each desired object's rendered form, by refKey (recorded for what applied). */
   hashes?: ReadonlyMap<string, string> | undefined;
 }
