@@ -27,8 +27,25 @@ const IMMUTABLE = /immutable|updates to .* are forbidden/i;
  * - any other 422 → "invalid: field: detail; ...", terminal;
  * - a 500 "failed to create typed patch object" (a field the schema lacks) → terminal;
  * - anything else → its message, retried with backoff.
+ * For a Secret (`opts.secret`) no message of the API server's is kept — a refused value or a
+ * schema error ("expected string, got ...Value:...") would carry the Secret's data — only the
+ * status, the reason and the refused fields' paths.
  */
-export function readApplyError(error: unknown): ApplyError {
+export function readApplyError(error: unknown, opts: { secret?: boolean } = {}): ApplyError {
+  if (opts.secret) {
+    const read = readApplyError(error);
+    if (!(error instanceof KubeApiError)) return { ...read, message: "the apply failed" };
+    const fields = [...new Set(error.causes.map((c) => c.field).filter((f) => f !== undefined))];
+    const refused =
+      read.immutable.length > 0 ? read.message : `HTTP ${error.status} ${error.reason}`;
+    return {
+      ...read,
+      message:
+        fields.length > 0 && read.immutable.length === 0
+          ? `${refused}: ${fields.join(", ")}`
+          : refused,
+    };
+  }
   if (!(error instanceof KubeApiError)) {
     return {
       message: error instanceof Error ? error.message : String(error),

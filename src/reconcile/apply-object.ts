@@ -43,7 +43,7 @@ export async function applyObject(
   try {
     return { ok: true, stored: await cluster.apply(obj) };
   } catch (e) {
-    const failure = readApplyError(e);
+    const failure = readApplyError(e, { secret: isSecret(obj) });
     if (
       failure.immutable.length > 0 &&
       obj.metadata.annotations?.[ANNOTATION_RECREATE] === "true"
@@ -78,7 +78,7 @@ async function recreate(
     }
     return { ok: true, stored: await cluster.apply(obj), recreated: immutable };
   } catch (e) {
-    const failure = readApplyError(e);
+    const failure = readApplyError(e, { secret: isSecret(obj) });
     return { ok: false, ...failure, live: await readLive(cluster, obj) };
   }
 }
@@ -92,4 +92,9 @@ async function readLive(
   } catch {
     return undefined;
   }
+}
+
+/** A v1 Secret: its apply errors keep no message of the API server's (they may quote its data). */
+export function isSecret(obj: KubeObject): boolean {
+  return obj.kind === "Secret" && obj.apiVersion === "v1";
 }

@@ -13,6 +13,7 @@ import {
   serverDiff,
   suspect,
 } from "../plan/index.ts";
+import { isSecret } from "./apply-object.ts";
 import type { ClusterPort } from "./ports.ts";
 
 /**
@@ -42,7 +43,7 @@ export async function compareWithServer(
       const dryRun = await cluster.apply(obj, { dryRun: true });
       out.set(key, { fields: serverDiff(dryRun, have, options) });
     } catch (e) {
-      const { message, terminal } = readApplyError(e);
+      const { message, terminal } = readApplyError(e, { secret: isSecret(obj) });
       out.set(key, { error: message, terminal });
     }
   }
