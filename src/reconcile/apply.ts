@@ -8,7 +8,12 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
-import type { FailedApply } from "../plan/index.ts";
+import {
+  autoscaledApplyForms,
+  type FailedApply,
+  REPLICAS_HANDOVER_MANAGER,
+  replicasHandover,
+} from "../plan/index.ts";
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
@@ -34,7 +39,9 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
  * (`owners`, from claimedByOthers) is not applied and fails with a message naming its owner —
  * an object is managed by one App, never taken over. Namespaces may be shared. An object that
  * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
- * that exists is left alone (prepareTakeover).
+ * that exists is left alone (prepareTakeover). A workload an HPA of the render
+ * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms;
+ * issue 10, kind 2).
  */
 export async function applyDesired(
   ctx: RunContext,
@@ -55,13 +62,43 @@ export async function applyDesired(
     return owner === undefined;
   });
   const takeover = await prepareTakeover(ctx, mine, adopt);
-  const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+  const forms = autoscaledApplyForms(takeover.apply, new Set(ctx.inventory.map(refKey)));
+  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep);
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
     outcome.failed.set(key, { message, terminal: false });
   for (const [key, message] of contested) outcome.failed.set(key, { message, terminal: false });
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
+  await handOverReplicas(forms.handover, outcome, ctx);
   return outcome;
+}
+
+/**
+ * Gives the replicas of each newly autoscaled workload that applied to the hand-over field
+ * manager (one apply each, once per workload and HPA pair), so plumb's later applies can leave
+ * spec.replicas out without resetting it. A failure is logged: the next apply retries nothing,
+ * but the autoscaler sets replicas again within its sync period.
+ */
+async function handOverReplicas(
+  keys: ReadonlySet<string>,
+  outcome: ApplyOutcome,
+  ctx: RunContext,
+): Promise<void> {
+  for (const key of keys) {
+    const stored = outcome.applied.get(key);
+    const handover = stored && replicasHandover(stored);
+    if (!handover) continue;
+    try {
+      await ctx.cluster.apply(handover, { fieldManager: REPLICAS_HANDOVER_MANAGER });
+    } catch (e) {
+      ctx.ports.log?.({
+        app: ctx.id,
+        msg: "replicas hand-over failed",
+        object: key,
+        error: String(e),
+      });
+    }
+  }
 }
 const CRD_WAIT_MS = 30_000;
 

@@ -1,7 +1,7 @@
 // Step 9, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
 import type { DriftEntry } from "../app/index.ts";
 import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
-import type { RunEvent } from "../plan/index.ts";
+import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
 import { applyStaged } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { withLease } from "./lease.ts";
@@ -23,7 +23,8 @@ export async function correctDrift(
   desired: Desired,
   drift: readonly DriftEntry[],
 ): Promise<Correction> {
-  const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
+  const forms = autoscaledApplyForms(desired.objects, new Set(ctx.inventory.map(refKey)));
+  const byKey = new Map(forms.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
   // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones,
   // and an adopting App keeps its workloads' live selectors.

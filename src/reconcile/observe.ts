@@ -12,6 +12,7 @@ import {
 import { assessSet, type SetHealth } from "../health/index.ts";
 import {
   appliedForms,
+  autoscaledCompareForms,
   type Comparison,
   compareDesired,
   dedupeRefs,
@@ -99,7 +100,7 @@ export async function observe(
     ? appliedForms(ctx.inventory, desired.hashes, ctx.prev.objectHash, desired.objectHash)
     : new Set<string>();
   const diffs = desired
-    ? await compareWithServer(wanted ?? [], live, applied, ctx.cluster)
+    ? await compareWithServer(autoscaledCompareForms(wanted ?? []), live, applied, ctx.cluster)
     : undefined;
   const comparison = compareDesired({
     inventory: ctx.inventory,

@@ -199,6 +199,91 @@ describe("kind 1: values the API server normalises are not drift", () => {
   });
 });
 
+const scaled = (replicas: number) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: ${replicas}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+          resources:
+            requests: {cpu: 100m}
+`;
+const autoscaler = (min: number) => `apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: ${min}
+  maxReplicas: 6
+  metrics:
+    - type: Resource
+      resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
+`;
+const liveReplicas = async (ns: string) =>
+  at(await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/web`), "spec.replicas");
+
+describe("kind 2: fields another controller owns", () => {
+  it("an HPA in the render owns replicas: later applies leave them, and they are never drift", async () => {
+    const ns = "autoscaled";
+    const repo = await newApp(
+      ns,
+      { "web.yaml": scaled(1), "hpa.yaml": autoscaler(2) },
+      { syncPolicy: { selfHeal: true } },
+    );
+    expect(await run(ns)).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    // The HPA controller raises replicas to its minimum (no metrics are needed for that).
+    await waitFor("HPA scaled to 2", async () => (await liveReplicas(ns)) === 2, 90_000);
+    kubectl(["scale", "-n", ns, "deployment/web", "--replicas=4"]);
+    expect(await liveReplicas(ns)).toBe(4);
+
+    // Full comparisons (selfHeal on) see no drift; a new unrelated commit keeps 4 replicas.
+    await run(ns);
+    await repo.commit({ "cm.yaml": cm("unrelated", { v: "1" }) });
+    const applied = await run(ns);
+    expect(applied).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      revision: await repo.head(),
+    });
+    expect(await liveReplicas(ns)).toBe(4);
+    await run(ns);
+    expect(await liveReplicas(ns)).toBe(4);
+    const status = (await getApp(ns, "app")).status;
+    expect(status?.syncStatus).toBe("Synced");
+    expect(status?.drift).toBeUndefined();
+    expect((await events(ns)).map((e) => e.reason)).not.toContain("DriftCorrected");
+  });
+
+  it("an HPA added to a running workload: its replicas are handed over, not reset", async () => {
+    const ns = "autoscaled-later";
+    const repo = await newApp(ns, { "web.yaml": scaled(3) });
+    await run(ns);
+    expect(await liveReplicas(ns)).toBe(3);
+    // 3 is within the HPA's range, so the HPA (without metrics) leaves it.
+    await repo.commit({ "hpa.yaml": autoscaler(2) });
+    await run(ns);
+    await repo.commit({ "cm.yaml": cm("unrelated", { v: "1" }) });
+    await run(ns);
+    expect(await liveReplicas(ns)).toBe(3);
+    const web = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/web`);
+    const owners = (web?.metadata.managedFields ?? [])
+      .filter((m) => JSON.stringify(m.fieldsV1 ?? {}).includes('"f:replicas"') && !m.subresource)
+      .map((m) => m.manager);
+    expect(owners).toEqual(["plumb-replicas-handover"]);
+    expect((await getApp(ns, "app")).status?.syncStatus).toBe("Synced");
+  });
+});
+
 describe("kind 3: fields left behind by the previous owner (client-side kubectl apply)", () => {
   it("plumb takes a client-side-applied ConfigMap over; removing a key in Git removes it live", async () => {
     await createNamespace("takeover");
