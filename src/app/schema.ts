@@ -294,6 +294,12 @@ export const InventoryEntry = ObjectRef.extend({
     .describe(
       "Hash of the rendered object last applied: unchanged means its live differences are drift.",
     ),
+  finished: z
+    .boolean()
+    .optional()
+    .describe(
+      "A Job that finished and was removed by its ttlSecondsAfterFinished: done (Synced, not recreated) until its rendered form changes.",
+    ),
 });
 
 export const OperationState = z.object({

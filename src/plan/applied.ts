@@ -16,6 +16,7 @@ import {
   refOf,
 } from "../core/index.ts";
 import type { RunEvent } from "./events.ts";
+import { markFinished } from "./finished.ts";
 import { inventoryAfterApply } from "./inventory.ts";
 import { operationOutcome } from "./operations.ts";
 import type { PruneSkip } from "./prune.ts";
@@ -52,6 +53,8 @@ export interface AppliedInput {
   failed: ReadonlyMap<string, FailedApply>;
   /** Objects deleted and created again because an immutable field changed (plumb.dev/recreate). */
   recreated?: ReadonlyArray<{ ref: ObjectRef; fields: readonly string[] }>;
+  /** Jobs not applied: finished and removed by their TTL (marked `finished` in the inventory). */
+  finished?: ReadonlySet<string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -74,7 +77,8 @@ export interface AppliedInput {
 
 /**
  * The record of a run that applied `target`:
- * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay);
+ * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay),
+ *   Jobs its TTL removed marked `finished` (markFinished);
  * - resources: Synced with health for each applied object, Failed with the error and the
  *   object's own health (Missing only when it does not exist) for each failed one, Pruned /
  *   PruneFailed / PruneSkipped / OutOfSync ("prune is off") for the stale ones;
@@ -116,7 +120,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   for (const ref of input.prune.unpruned) {
     resources.push(resourceStatus(ref, "OutOfSync", undefined, "not in the source; prune is off"));
   }
-  const inventory = inventoryAfterApply({
+  const owned = inventoryAfterApply({
     previous: input.previous,
     desired: desiredRefs,
     failed: new Set(input.failed.keys()),
@@ -127,6 +131,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     ],
     hashes: input.target.hashes,
   });
+  const inventory = markFinished(owned, input.finished ?? new Set());
 
   if (input.applied.size > 0) {
     events.push({

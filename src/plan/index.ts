@@ -9,6 +9,7 @@ export * from "./conditions.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";
 export * from "./events.ts";
+export * from "./finished.ts";
 export * from "./gates.ts";
 export * from "./hosts.ts";
 export * from "./inventory.ts";

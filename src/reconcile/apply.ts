@@ -13,6 +13,7 @@ import {
   type FailedApply,
   REPLICAS_HANDOVER_MANAGER,
   replicasHandover,
+  unchangedTtlJobs,
 } from "../plan/index.ts";
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
@@ -30,6 +31,8 @@ export interface ApplyOutcome {
   recreated: Array<{ ref: ObjectRef; fields: string[] }>;
   /** Objects another tool made that this run took over (spec.adopt). */
   adopted?: ObjectRef[];
+  /** Jobs not applied because their TTL removed them once finished (unchangedTtlJobs). */
+  finished: Set<string>;
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
@@ -48,6 +51,7 @@ export async function applyDesired(
   objects: readonly KubeObject[],
   owners: ReadonlyMap<string, string>,
   adopt = false,
+  hashes?: ReadonlyMap<string, string>,
 ): Promise<ApplyOutcome> {
   const contested = new Map<string, string>();
   const mine = objects.filter((o) => {
@@ -61,7 +65,11 @@ export async function applyDesired(
     }
     return owner === undefined;
   });
-  const takeover = await prepareTakeover(ctx, mine, adopt);
+  // A Job with a TTL applied in this very form is not applied again: its TTL may have removed
+  // it, finished (issue 10, kind 5). It is read instead: live, or gone and done.
+  const unchanged = unchangedTtlJobs(mine, ctx.inventory, hashes);
+  const toApply = mine.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const takeover = await prepareTakeover(ctx, toApply, adopt);
   const forms = autoscaledApplyForms(takeover.apply, new Set(ctx.inventory.map(refKey)));
   const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep);
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
@@ -69,6 +77,19 @@ export async function applyDesired(
     outcome.failed.set(key, { message, terminal: false });
   for (const [key, message] of contested) outcome.failed.set(key, { message, terminal: false });
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
+  for (const obj of mine.filter((o) => unchanged.has(refKey(refOf(o))))) {
+    const key = refKey(refOf(obj));
+    try {
+      const live = await ctx.cluster.get(refOf(obj));
+      if (live) outcome.existing.set(key, live);
+      else outcome.finished.add(key);
+    } catch (e) {
+      outcome.failed.set(key, {
+        message: e instanceof Error ? e.message : String(e),
+        terminal: false,
+      });
+    }
+  }
   await handOverReplicas(forms.handover, outcome, ctx);
   return outcome;
 }
@@ -117,6 +138,7 @@ export async function applyStaged(
     failed: new Map(),
     existing: new Map(),
     recreated: [],
+    finished: new Set(),
   };
   const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));

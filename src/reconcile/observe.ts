@@ -1,6 +1,6 @@
 // Step 8, observe: the live objects of an App, one list per kind (by tracking labels), their
 // health, and how they compare with the desired state.
-import { LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
+import { type InventoryEntry, LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
 import {
   gvkKey,
   type KubeObject,
@@ -9,14 +9,17 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
-import { assessSet, type SetHealth } from "../health/index.ts";
+import { assessSet, type HealthResult, type SetHealth } from "../health/index.ts";
 import {
   appliedForms,
   autoscaledCompareForms,
   type Comparison,
   compareDesired,
   dedupeRefs,
+  FINISHED_MESSAGE,
+  finishedJobs,
   keepLiveSelector,
+  markFinished,
 } from "../plan/index.ts";
 import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
@@ -72,6 +75,8 @@ export async function listLive(
 export interface Observation {
   health: SetHealth;
   comparison: Comparison;
+  /** The inventory with its finished Jobs marked (finishedJobs; issue 10, kind 5). */
+  inventory: InventoryEntry[];
 }
 
 /**
@@ -88,7 +93,8 @@ export async function observe(
 ): Promise<Observation> {
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
-  const health = assessSet(ctx.inventory, live, ctx.now);
+  const finished = finishedJobs(ctx.inventory, live, desired);
+  const health = assessSet(ctx.inventory, live, ctx.now, finishedHealth(finished));
   // An adopting App keeps immutable selectors from the live objects: compare with those.
   const wanted = adopting(ctx)
     ? desired?.objects.map((o) => {
@@ -111,6 +117,14 @@ export async function observe(
     previous: ctx.prev.resources ?? [],
     diffs,
     applied,
+    done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
   });
-  return { health, comparison };
+  return { health, comparison, inventory: markFinished(ctx.inventory, finished) };
+}
+
+/** The health of finished Jobs its TTL removed: Healthy, saying so. */
+export function finishedHealth(finished: ReadonlySet<string>): Map<string, HealthResult> {
+  return new Map(
+    [...finished].map((key) => [key, { status: "Healthy" as const, message: FINISHED_MESSAGE }]),
+  );
 }

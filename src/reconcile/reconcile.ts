@@ -39,7 +39,7 @@ import { failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
 import { checkHosts } from "./hosts.ts";
 import { LeaseBusyError, withLease } from "./lease.ts";
-import { observe } from "./observe.ts";
+import { finishedHealth, observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { pruneStale } from "./prune.ts";
@@ -119,7 +119,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,
-      inventory: ctx.inventory,
+      inventory: seen.inventory,
       desired: undefined,
       comparison: seen.comparison,
       health: seen.health,
@@ -154,7 +154,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const seen = await observe(ctx, desired, true);
       const outcome = observedOutcome({
         prev: ctx.prev,
-        inventory: ctx.inventory,
+        inventory: seen.inventory,
         desired,
         comparison: seen.comparison,
         health: seen.health,
@@ -197,7 +197,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
       const outcome = observedOutcome({
         prev: ctx.prev,
-        inventory: ctx.inventory,
+        inventory: seen.inventory,
         desired,
         comparison: seen.comparison,
         health: seen.health,
@@ -289,14 +289,14 @@ async function sync(
   const hostConflict = await checkHosts(ctx, target.objects);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
   const owners = await claimedByOthers(ctx);
-  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt);
+  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory.
   const desiredRefs = target.objects.map(refOf);
   const prune = await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned (and of objects
   //    whose apply failed, as they are).
   const live = new Map([...applied.existing, ...applied.applied]);
-  const health = assessSet(desiredRefs, live, ctx.now);
+  const health = assessSet(desiredRefs, live, ctx.now, finishedHealth(applied.finished));
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
   //    while an Ingress failed to apply, whose records must not go for a passing error.
   const ingressFailed = target.objects.some(
@@ -308,6 +308,7 @@ async function sync(
     sourceRevision: source.revision,
     sourceObjectHash: source.objectHash,
     recreated: applied.recreated,
+    finished: applied.finished,
     reason: decision.reason,
     operation: decision.operation,
     previous: ctx.inventory,
@@ -352,7 +353,7 @@ async function restart(
   const seen = await observe(ctx, undefined);
   const outcome = observedOutcome({
     prev: ctx.prev,
-    inventory: ctx.inventory,
+    inventory: seen.inventory,
     desired: undefined,
     comparison: seen.comparison,
     health: seen.health,

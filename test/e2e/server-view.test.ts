@@ -390,6 +390,81 @@ describe("kind 4: immutable fields", () => {
   });
 });
 
+const ttlJob = (image: string) => `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: seed
+spec:
+  ttlSecondsAfterFinished: 0
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: seed
+          image: ${image}
+`;
+
+describe("kind 5: objects that finish and go away", () => {
+  it("a Job its TTL removed is done: Synced, not recreated by selfHeal or a new commit, until its spec changes", async () => {
+    const ns = "ttl";
+    const job = `/apis/batch/v1/namespaces/${ns}/jobs/seed`;
+    const repo = await newApp(
+      ns,
+      { "job.yaml": ttlJob("busybox:1"), "cm.yaml": cm("settings", { v: "1" }) },
+      { syncPolicy: { selfHeal: true } },
+    );
+    await run(ns);
+    const first = await getObject(job);
+    expect(first).toBeDefined();
+    await waitFor(
+      "the TTL controller removed the finished Job",
+      async () => !(await getObject(job)),
+      60_000,
+    );
+
+    for (let i = 0; i < 2; i++) {
+      expect(await run(ns)).toMatchObject({
+        outcome: "Reconciled",
+        syncStatus: "Synced",
+        healthStatus: "Healthy",
+      });
+    }
+    expect(await getObject(job)).toBeUndefined();
+    let status = (await getApp(ns, "app")).status;
+    expect(status?.resources?.find((r) => r.kind === "Job")).toMatchObject({
+      status: "Synced",
+      health: "Healthy",
+      message: "finished; removed after its ttlSecondsAfterFinished",
+    });
+    expect(status?.drift).toBeUndefined();
+    expect(status?.inventory?.find((r) => r.kind === "Job")?.finished).toBe(true);
+    expect((await events(ns)).map((e) => e.reason)).not.toContain("DriftCorrected");
+
+    // A new commit that does not change the Job applies the rest, not the Job.
+    await repo.commit({ "cm.yaml": cm("settings", { v: "2" }) });
+    expect(await run(ns)).toMatchObject({ syncStatus: "Synced", revision: await repo.head() });
+    expect(await getObject(job)).toBeUndefined();
+    expect(at(await getObject(`/api/v1/namespaces/${ns}/configmaps/settings`), "data.v")).toBe("2");
+
+    // A changed Job is a new one: it is created and runs.
+    await repo.commit({ "job.yaml": ttlJob("busybox:2") });
+    await run(ns);
+    const second = await getObject(job);
+    expect(at(second, "spec.template.spec.containers.0.image")).toBe("busybox:2");
+    expect(second?.metadata.uid).not.toBe(first?.metadata.uid);
+    status = (await getApp(ns, "app")).status;
+    expect(status?.inventory?.find((r) => r.kind === "Job")?.finished).toBeUndefined();
+    await waitFor(
+      "the new Job ran and its TTL removed it",
+      async () => !(await getObject(job)),
+      60_000,
+    );
+    expect(await run(ns)).toMatchObject({ syncStatus: "Synced", healthStatus: "Healthy" });
+    expect(await getObject(job)).toBeUndefined();
+  });
+});
+
 describe("kind 7: a commit that changes nothing for this App (monorepo)", () => {
   const monorepo = (): Record<string, string> => ({
     ...Object.fromEntries(Object.entries(guestbook()).map(([p, c]) => [`apps/demo/${p}`, c])),
