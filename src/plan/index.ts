@@ -21,6 +21,7 @@ export * from "./preview.ts";
 export * from "./prune.ts";
 export * from "./resources.ts";
 export * from "./schedule.ts";
+export * from "./shared.ts";
 export * from "./slack-message.ts";
 export * from "./status.ts";
 export * from "./steady.ts";

@@ -13,6 +13,7 @@ import {
   type FailedApply,
   REPLICAS_HANDOVER_MANAGER,
   replicasHandover,
+  sharedNamespaceForm,
   unchangedTtlJobs,
 } from "../plan/index.ts";
 import { applyObject } from "./apply-object.ts";
@@ -40,7 +41,7 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
 /**
  * Applies the desired objects this App may own: an object another App's inventory lists
  * (`owners`, from claimedByOthers) is not applied and fails with a message naming its owner —
- * an object is managed by one App, never taken over. Namespaces may be shared. An object that
+ * an object is managed by one App, never taken over. Namespaces may be shared (sharedForms). An object that
  * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
  * that exists is left alone (prepareTakeover). A workload an HPA of the render
  * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms;
@@ -49,14 +50,14 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
 export async function applyDesired(
   ctx: RunContext,
   objects: readonly KubeObject[],
-  owners: ReadonlyMap<string, string>,
+  owners: ReadonlyMap<string, readonly string[]>,
   adopt = false,
   hashes?: ReadonlyMap<string, string>,
 ): Promise<ApplyOutcome> {
   const contested = new Map<string, string>();
-  const mine = objects.filter((o) => {
+  const claimed = objects.filter((o) => {
     const key = refKey(refOf(o));
-    const owner = o.kind === "Namespace" ? undefined : owners.get(key);
+    const owner = o.kind === "Namespace" ? undefined : owners.get(key)?.join(", ");
     if (owner) {
       contested.set(
         key,
@@ -65,6 +66,7 @@ export async function applyDesired(
     }
     return owner === undefined;
   });
+  const mine = await sharedForms(claimed, owners, ctx);
   // A Job with a TTL applied in this very form is not applied again: its TTL may have removed
   // it, finished (issue 10, kind 5). It is read instead: live, or gone and done.
   const unchanged = unchangedTtlJobs(mine, ctx.inventory, hashes);
@@ -92,6 +94,28 @@ export async function applyDesired(
   }
   await handOverReplicas(forms.handover, outcome, ctx);
   return outcome;
+}
+
+/**
+ * A Namespace other Apps render too keeps the tracking labels of the one that applied it first
+ * (sharedNamespaceForm; issue 10, kind 6): one read of each such Namespace.
+ */
+async function sharedForms(
+  objects: readonly KubeObject[],
+  owners: ReadonlyMap<string, readonly string[]>,
+  ctx: RunContext,
+): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const obj of objects) {
+    const claimants = obj.kind === "Namespace" ? (owners.get(refKey(refOf(obj))) ?? []) : [];
+    if (claimants.length === 0) {
+      out.push(obj);
+      continue;
+    }
+    const live = await ctx.cluster.get(refOf(obj)).catch(() => undefined);
+    out.push(sharedNamespaceForm(obj, live, claimants));
+  }
+  return out;
 }
 
 /**

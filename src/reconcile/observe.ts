@@ -34,7 +34,8 @@ export function appSelector(namespace: string, name: string): string {
 
 /**
  * Lists the live objects of the given refs' kinds that carry the App's tracking labels:
- * one list request per kind (in the namespace when all refs of the kind share one).
+ * one list request per kind (in the namespace when all refs of the kind share one). Namespaces
+ * are read by name instead (one get each), whoever labels them: several Apps may render one.
  * @returns live objects by refKey
  */
 export async function listLive(
@@ -50,6 +51,14 @@ export async function listLive(
   const live = new Map<string, KubeObject>();
   for (const group of byKind.values()) {
     const first = group[0]!;
+    if (first.kind === "Namespace" && first.apiVersion === "v1") {
+      // A Namespace may be shared: another App's labels may be on it (issue 10, kind 6).
+      for (const ref of group) {
+        const ns = await cluster.get(ref);
+        if (ns) live.set(refKey(ref), { ...ns, apiVersion: "v1", kind: "Namespace" });
+      }
+      continue;
+    }
     const namespaces = new Set(group.map((r) => r.namespace ?? ""));
     const ns = namespaces.size === 1 && first.namespace ? first.namespace : undefined;
     const items = await cluster.list(

@@ -465,6 +465,54 @@ describe("kind 5: objects that finish and go away", () => {
   });
 });
 
+describe("kind 6: a Namespace two Apps render", () => {
+  it("both see it Healthy, its labels do not flip; deleting one keeps it with an Event naming the other", async () => {
+    const ns = "team-a";
+    const files = (name: string) => ({
+      "ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n",
+      "cm.yaml": cm(`from-${name}`, { v: "1" }),
+    });
+    await newApp(ns, files("a"), {}, undefined, "demo-a");
+    await newApp(ns, files("b"), {}, undefined, "demo-b");
+    const labels = async () => (await getObject("/api/v1/namespaces/team-a"))?.metadata.labels;
+    for (let i = 0; i < 2; i++) {
+      for (const name of ["demo-a", "demo-b"]) {
+        expect(await run(ns, name)).toMatchObject({
+          outcome: "Reconciled",
+          syncStatus: "Synced",
+          healthStatus: "Healthy",
+        });
+        expect(await labels()).toMatchObject({
+          "plumb.dev/app": "demo-a",
+          "plumb.dev/app-namespace": "team-a",
+        });
+      }
+    }
+    for (const name of ["demo-a", "demo-b"]) {
+      const status = (await getApp(ns, name)).status;
+      expect(status?.resources?.find((r) => r.kind === "Namespace")).toMatchObject({
+        status: "Synced",
+        health: "Healthy",
+      });
+      expect(status?.drift).toBeUndefined();
+      expect(status?.inventory?.some((r) => r.kind === "Namespace")).toBe(true);
+    }
+
+    await api("DELETE", "/apis/plumb.dev/v1alpha1/namespaces/team-a/apps/demo-a");
+    expect((await run(ns, "demo-a")).outcome).toBe("Finalized");
+    const kept = (await events(ns)).filter((e) => e.reason === "PruneSkipped");
+    expect(kept.map((e) => e.message)).toEqual([
+      "kept Namespace team-a: also rendered by team-a/demo-b",
+    ]);
+    expect(at(await getObject("/api/v1/namespaces/team-a"), "status.phase")).toBe("Active");
+    expect(await getObject("/api/v1/namespaces/team-a/configmaps/from-a")).toBeUndefined();
+    expect(await run(ns, "demo-b")).toMatchObject({
+      syncStatus: "Synced",
+      healthStatus: "Healthy",
+    });
+  });
+});
+
 describe("kind 7: a commit that changes nothing for this App (monorepo)", () => {
   const monorepo = (): Record<string, string> => ({
     ...Object.fromEntries(Object.entries(guestbook()).map(([p, c]) => [`apps/demo/${p}`, c])),
