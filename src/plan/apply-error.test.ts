@@ -110,4 +110,19 @@ describe("readApplyError", () => {
     });
     expect(JSON.stringify(read)).not.toContain("hunter2");
   });
+
+  it("with the run's redactor, a Secret's error keeps the API server's words, values redacted", () => {
+    const schema = new KubeApiError(
+      500,
+      "Unknown",
+      "PATCH /x: failed to create typed patch object: .stringData.token: expected string, got &value.valueUnstructured{Value:8675309123}",
+    );
+    const redact = (text: string) => text.replaceAll("8675309123", "[redacted]");
+    expect(readApplyError(schema, { secret: true, redact })).toEqual({
+      message:
+        "PATCH /x: failed to create typed patch object: .stringData.token: expected string, got &value.valueUnstructured{Value:[redacted]}",
+      terminal: true,
+      immutable: [],
+    });
+  });
 });

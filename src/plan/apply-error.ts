@@ -27,13 +27,18 @@ const IMMUTABLE = /immutable|updates to .* are forbidden/i;
  * - any other 422 → "invalid: field: detail; ...", terminal;
  * - a 500 "failed to create typed patch object" (a field the schema lacks) → terminal;
  * - anything else → its message, retried with backoff.
- * For a Secret (`opts.secret`) no message of the API server's is kept — a refused value or a
- * schema error ("expected string, got ...Value:...") would carry the Secret's data — only the
- * status, the reason and the refused fields' paths.
+ * For a Secret (`opts.secret`) a refused value or a schema error ("expected string, got
+ * ...Value:...") may quote the Secret's data: the message goes through `opts.redact` (the run's
+ * redactor, which holds the rendered Secrets' values; issue 11), and without one no message of
+ * the API server's is kept — only the status, the reason and the refused fields' paths.
  */
-export function readApplyError(error: unknown, opts: { secret?: boolean } = {}): ApplyError {
+export function readApplyError(
+  error: unknown,
+  opts: { secret?: boolean; redact?: ((text: string) => string) | undefined } = {},
+): ApplyError {
   if (opts.secret) {
     const read = readApplyError(error);
+    if (opts.redact) return { ...read, message: opts.redact(read.message) };
     if (!(error instanceof KubeApiError)) return { ...read, message: "the apply failed" };
     const fields = [...new Set(error.causes.map((c) => c.field).filter((f) => f !== undefined))];
     const refused =

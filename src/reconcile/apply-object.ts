@@ -34,21 +34,24 @@ const RECREATE_WAIT_MS = 60_000;
  *   (polling every 500 ms, up to 60 s) and applies it again;
  * - when the apply fails otherwise, reads the object (one GET) so the caller can show its own
  *   health.
+ * @param redact the run's redactor, for a Secret's errors (readApplyError)
  */
 export async function applyObject(
   obj: KubeObject,
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void>,
+  redact?: (text: string) => string,
 ): Promise<ObjectApply> {
+  const secret = isSecret(obj);
   try {
     return { ok: true, stored: await cluster.apply(obj) };
   } catch (e) {
-    const failure = readApplyError(e, { secret: isSecret(obj) });
+    const failure = readApplyError(e, { secret, redact });
     if (
       failure.immutable.length > 0 &&
       obj.metadata.annotations?.[ANNOTATION_RECREATE] === "true"
     ) {
-      return recreate(obj, cluster, sleep, failure.immutable);
+      return recreate(obj, cluster, sleep, failure.immutable, redact);
     }
     return { ok: false, ...failure, live: await readLive(cluster, obj) };
   }
@@ -59,6 +62,7 @@ async function recreate(
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void>,
   immutable: string[],
+  redact?: (text: string) => string,
 ): Promise<ObjectApply> {
   const ref = refOf(obj);
   try {
@@ -78,7 +82,7 @@ async function recreate(
     }
     return { ok: true, stored: await cluster.apply(obj), recreated: immutable };
   } catch (e) {
-    const failure = readApplyError(e, { secret: isSecret(obj) });
+    const failure = readApplyError(e, { secret: isSecret(obj), redact });
     return { ok: false, ...failure, live: await readLive(cluster, obj) };
   }
 }

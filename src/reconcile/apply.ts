@@ -73,7 +73,7 @@ export async function applyDesired(
   const toApply = mine.filter((o) => !unchanged.has(refKey(refOf(o))));
   const takeover = await prepareTakeover(ctx, toApply, adopt);
   const forms = autoscaledApplyForms(takeover.apply, new Set(ctx.inventory.map(refKey)));
-  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep);
+  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
     outcome.failed.set(key, { message, terminal: false });
@@ -156,6 +156,7 @@ export async function applyStaged(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  redact?: (text: string) => string,
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = {
     applied: new Map(),
@@ -166,12 +167,12 @@ export async function applyStaged(
   };
   const first = objects.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = objects.filter((o) => !FIRST_STAGE.has(o.kind));
-  await applyAll(first, cluster, sleep, out);
+  await applyAll(first, cluster, sleep, out, redact);
   const crds = first.filter(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
-  await applyAll(rest, cluster, sleep, out);
+  await applyAll(rest, cluster, sleep, out, redact);
   return out;
 }
 
@@ -180,10 +181,11 @@ async function applyAll(
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void>,
   out: ApplyOutcome,
+  redact?: (text: string) => string,
 ): Promise<void> {
   for (const obj of objects) {
     const key = refKey(refOf(obj));
-    const done = await applyObject(obj, cluster, sleep);
+    const done = await applyObject(obj, cluster, sleep, redact);
     if (done.ok) {
       out.applied.set(key, done.stored);
       if (done.recreated) out.recreated.push({ ref: refOf(obj), fields: done.recreated });
@@ -265,4 +267,10 @@ export async function restartWorkloads(
     }
   }
   return { restarted, failed };
+}
+
+/** The run's redactor as a function, when the runtime gives one (issue 11). */
+export function redactOf(ctx: RunContext): ((text: string) => string) | undefined {
+  const redactor = ctx.ports.redactor;
+  return redactor ? (text) => redactor.redact(text) : undefined;
 }

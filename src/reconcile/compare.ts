@@ -27,6 +27,7 @@ export async function compareWithServer(
   live: ReadonlyMap<string, KubeObject>,
   applied: ReadonlySet<string>,
   cluster: ClusterPort,
+  redact?: (text: string) => string,
 ): Promise<Map<string, ObjectDiff>> {
   const out = new Map<string, ObjectDiff>();
   for (const obj of desired) {
@@ -43,7 +44,7 @@ export async function compareWithServer(
       const dryRun = await cluster.apply(obj, { dryRun: true });
       out.set(key, { fields: serverDiff(dryRun, have, options) });
     } catch (e) {
-      const { message, terminal } = readApplyError(e, { secret: isSecret(obj) });
+      const { message, terminal } = readApplyError(e, { secret: isSecret(obj), redact });
       out.set(key, { error: message, terminal });
     }
   }

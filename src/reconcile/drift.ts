@@ -2,7 +2,7 @@
 import type { DriftEntry } from "../app/index.ts";
 import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
-import { applyStaged } from "./apply.ts";
+import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { withLease } from "./lease.ts";
 import type { Desired } from "./source.ts";
@@ -30,7 +30,7 @@ export async function correctDrift(
   // and an adopting App keeps its workloads' live selectors.
   const outcome = await withLease(ctx.app, ctx.ports, async () => {
     const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
-    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   });
   return {
     applied: new Set(outcome.applied.keys()),

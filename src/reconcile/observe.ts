@@ -21,6 +21,7 @@ import {
   keepLiveSelector,
   markFinished,
 } from "../plan/index.ts";
+import { redactOf } from "./apply.ts";
 import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
@@ -115,7 +116,13 @@ export async function observe(
     ? appliedForms(ctx.inventory, desired.hashes, ctx.prev.objectHash, desired.objectHash)
     : new Set<string>();
   const diffs = desired
-    ? await compareWithServer(autoscaledCompareForms(wanted ?? []), live, applied, ctx.cluster)
+    ? await compareWithServer(
+        autoscaledCompareForms(wanted ?? []),
+        live,
+        applied,
+        ctx.cluster,
+        redactOf(ctx),
+      )
     : undefined;
   const comparison = compareDesired({
     inventory: ctx.inventory,

@@ -292,7 +292,13 @@ describe("kind 3: fields left behind by the previous owner (client-side kubectl 
     expect(before?.metadata.managedFields?.map((m) => m.manager)).toEqual([
       "kubectl-client-side-apply",
     ]);
-    const repo = await newApp("takeover", { "cm.yaml": cm("settings", { key: "a", legacy: "b" }) });
+    // An object another tool made is taken over with spec.adopt (issue 17); its client-side
+    // fields become plumb's as kubectl's and client-go's csaupgrade move them.
+    const repo = await newApp(
+      "takeover",
+      { "cm.yaml": cm("settings", { key: "a", legacy: "b" }) },
+      { adopt: true },
+    );
     expect(await run("takeover")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
     const taken = await getObject("/api/v1/namespaces/takeover/configmaps/settings");
     expect(taken?.metadata.managedFields?.map((m) => `${m.manager}/${m.operation}`)).toEqual([
