@@ -246,6 +246,18 @@ describe("decide", () => {
       { action: "none", reason: "AwaitingApproval" },
     ],
     [
+      "requiresApproval: a rejected render is not held again, whatever commit renders it",
+      policy({ requiresApproval: true }),
+      { ...applied, rejectedRevision: R1, rejectedObjectHash: "h3" },
+      { action: "none", reason: "Rejected" },
+    ],
+    [
+      "requiresApproval: a render other than the rejected one is held",
+      policy({ requiresApproval: true }),
+      { ...applied, rejectedRevision: R3, rejectedObjectHash: "h-rejected" },
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
       "automated keeps a Rollback while the source renders what was rolled back from",
       spec(),
       { ...applied, rolledBackFrom: R1, rolledBackFromObjectHash: "h3" },
