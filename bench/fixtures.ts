@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { fixtureFiles, REAL_FIXTURES } from "../test/support/git-server.ts";
 
-export type CaseName = "guestbook" | "podinfo-webapp" | "generated-50";
+export type CaseName = "guestbook" | "podinfo-webapp" | "generated-50" | "normalised-10";
 
 export interface Case {
   name: CaseName;

@@ -61,6 +61,8 @@ export interface Recorded {
   contentType?: string | undefined;
   /** A list (a collection read with a label selector). */
   list?: boolean;
+  /** A server-side dry run (dryRun=All). */
+  dryRun?: boolean;
 }
 
 /** A transport that records every request it makes (for telling applies from discovery). */
@@ -75,6 +77,7 @@ export function recordingTransport(inner: KubeTransport): {
       path,
       contentType: request?.contentType,
       list: request?.query?.["labelSelector"] !== undefined,
+      dryRun: request?.query?.["dryRun"] !== undefined,
     });
     return inner(method, path, request);
   };
@@ -82,7 +85,10 @@ export function recordingTransport(inner: KubeTransport): {
 }
 
 export const isApply = (r: Recorded) =>
-  r.method === "PATCH" && r.contentType === "application/apply-patch+yaml";
+  r.method === "PATCH" && r.contentType === "application/apply-patch+yaml" && !r.dryRun;
+/** A server-side-apply dry run (what a full comparison asks the API server). */
+export const isDryRun = (r: Recorded) =>
+  r.method === "PATCH" && r.contentType === "application/apply-patch+yaml" && r.dryRun === true;
 /** Discovery: GET /api/v1 or /apis/<group>/<version> exactly. */
 export const isDiscovery = (r: Recorded) =>
   r.method === "GET" && /^\/(api\/[^/]+|apis\/[^/]+\/[^/]+)$/.test(r.path);

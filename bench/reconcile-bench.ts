@@ -10,16 +10,17 @@ import {
 import { createGitPort } from "../src/source/git.ts";
 import type { Case } from "./fixtures.ts";
 import type { BenchGit } from "./git.ts";
-import { isApply, isDiscovery, type Kube, recordingTransport, sleep } from "./kube.ts";
+import { isApply, isDiscovery, isDryRun, type Kube, recordingTransport, sleep } from "./kube.ts";
 import { type Summary, summarize } from "./stats.ts";
 
 export interface RunSample {
   wallMs: number;
   cpuMs: number;
   requests: RequestCounts;
-  /** Of the requests: server-side applies, discovery reads. */
+  /** Of the requests: server-side applies, discovery reads, server-side-apply dry runs. */
   applies: number;
   discovery: number;
+  dryRuns: number;
   /** Requests made, as "METHOD path" (server-side applies as APPLY, label-selector lists as LIST). */
   calls: string[];
   gitRequests: number;
@@ -43,11 +44,15 @@ export function runner(kube: Kube, git: BenchGit): Runner {
   return { kube, git, gitPort: createGitPort(), transport: kube.raw };
 }
 
-/** One reconcile of namespace/name, measured (wall, CPU of this process, requests, Git requests). */
+/**
+ * One reconcile of namespace/name, measured (wall, CPU of this process, requests, Git requests).
+ * @param at the run's clock (a time past status.nextReconcileAt makes it a full comparison)
+ */
 export async function measuredRun(
   r: Runner,
   ref: { namespace: string; name: string },
   discovery: DiscoveryCache,
+  at: Date = new Date(),
 ): Promise<RunSample> {
   const rec = recordingTransport(r.transport);
   const ports: Ports = {
@@ -58,7 +63,7 @@ export async function measuredRun(
   const gitBefore = await r.git.requests();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await reconcileApp(ref, ports, new Date());
+  const result = await reconcileApp(ref, ports, at);
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const gitAfter = await r.git.requests();
@@ -68,7 +73,11 @@ export async function measuredRun(
     requests: result.requests,
     applies: rec.log.filter(isApply).length,
     discovery: rec.log.filter(isDiscovery).length,
-    calls: rec.log.map((c) => `${isApply(c) ? "APPLY" : c.list ? "LIST" : c.method} ${c.path}`),
+    dryRuns: rec.log.filter(isDryRun).length,
+    calls: rec.log.map(
+      (c) =>
+        `${isApply(c) ? "APPLY" : isDryRun(c) ? "DRYRUN" : c.list ? "LIST" : c.method} ${c.path}`,
+    ),
     gitRequests: gitAfter - gitBefore,
     outcome: result.outcome,
     syncStatus: result.syncStatus,

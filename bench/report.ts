@@ -1,5 +1,6 @@
 // The benchmark's targets and report, computed from the results of a run (pure: no I/O).
 import type { BundleResult } from "./bundle.ts";
+import type { ComparisonCase } from "./compare.ts";
 import type { CronResult } from "./cron.ts";
 import { isDiscovery } from "./kube.ts";
 import type { MemoryResult } from "./memory.ts";
@@ -33,6 +34,7 @@ export interface Results {
   renderBundle?: BundleResult | undefined;
   renderNode?: NodeRenderResult | undefined;
   renderWorkerd?: WorkerdRenderResult | undefined;
+  comparison: ComparisonCase[];
   targets: Target[];
   errors: Array<{ phase: string; error: string }>;
 }
@@ -440,6 +442,48 @@ export function report(results: Results): string {
           .join(", ")}; ${bytes(rbd.allGzipBytes)} gzipped in all`
       : "render Worker bundle: not measured",
   );
+  h("8. A full comparison (a due run compares every rendered object with its live state)");
+  const crows: Array<Array<string | number>> = [];
+  for (const c of results.comparison) {
+    const row = (label: string, s: RunSample, v: ComparisonCase["steadyVerdict"]) => [
+      label === "steady" ? `${c.app} (M=${c.objects})` : "",
+      label,
+      s.requests.get,
+      s.requests.list,
+      s.dryRuns,
+      writes(s.requests) - s.dryRuns,
+      total(s.requests),
+      v.syncStatus ?? "?",
+      v.drift.length,
+    ];
+    const steady = c.steady.at(-1);
+    if (steady) crows.push(row("steady", steady, c.steadyVerdict));
+    crows.push(row("one drifted", c.drifted, c.driftedVerdict));
+    crows.push(row("held preview", c.held, c.heldVerdict));
+  }
+  lines.push(
+    table(
+      ["App", "situation", "get", "list", "dry runs", "writes", "total", "sync", "drifted fields"],
+      crows,
+    ),
+  );
+  lines.push(
+    "  steady = the last of 3 full comparisons with nothing changed; one drifted = after another field manager set",
+    "  one Deployment's replicas; held preview = requiresApproval and a commit changing one Deployment's image.",
+    "  writes = status write and Events (dry runs counted apart; they change nothing).",
+  );
+  for (const c of results.comparison) {
+    const show = (label: string, v: ComparisonCase["steadyVerdict"]) =>
+      v.drift.length + v.messages.length > 0
+        ? `  ${c.app} ${label}: drift [${v.drift.join("; ")}] resources [${v.messages.join("; ")}]`
+        : undefined;
+    for (const l of [
+      show("steady", c.steadyVerdict),
+      show("one drifted", c.driftedVerdict),
+      show("held preview", c.heldVerdict),
+    ])
+      if (l) lines.push(l.slice(0, 600));
+  }
 
   h("Targets");
   lines.push(

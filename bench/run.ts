@@ -1,10 +1,12 @@
 // `npm run bench`: what a reconcile costs, measured against a real control plane and a real
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
+// `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
+import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
 import { CASES, cronFiles, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
@@ -23,6 +25,7 @@ import { evaluateTargets, type Results, report } from "./report.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
 import { webhookLatency } from "./webhook.ts";
 
+const COMPARE_ONLY = process.argv.includes("--compare-only");
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -45,6 +48,7 @@ const results: Results = {
   timings: [],
   webhook: [],
   cron: [],
+  comparison: [],
   targets: [],
   errors: [],
 };
@@ -86,7 +90,9 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 240_000, bundleSize);
+  if (!COMPARE_ONLY) {
+    results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 240_000, bundleSize);
+  }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
   results.renderBundle = await phase(
@@ -109,6 +115,14 @@ async function main(): Promise<void> {
   git = await startBenchGit();
   const r = runner(kube, git);
   log(`cluster ready (${cluster.kubeconfig}); git server ${git.url}`);
+
+  // 7. The cost of a full comparison (warm discovery cache after each case's first sync).
+  const { DiscoveryCache } = await import("../src/kube/index.ts");
+  results.comparison =
+    (await phase("full comparison: steady, one object drifted, held preview", 420_000, () =>
+      comparisonCost(r, () => new DiscoveryCache(), log),
+    )) ?? [];
+  if (COMPARE_ONLY) return;
 
   // 1. Requests by verb (and 2. timings, whose discovery cache starts warm from 1.).
   for (const c of CASES) {

@@ -363,21 +363,49 @@ export const Condition = z.object({
   observedGeneration: z.number().int().optional(),
 });
 
+/** One field that differs: what applying would store and what is live (never a Secret's values). */
+export const FieldChange = z.object({
+  path: z.string().describe("Field path, e.g. spec.replicas."),
+  desired: z
+    .string()
+    .optional()
+    .describe(
+      "What applying would store (the API server's dry run); absent when it removes the field.",
+    ),
+  live: z.string().optional(),
+  manager: z.string().optional().describe("Field manager that owns the live value."),
+});
+
 export const ResourceStatus = ObjectRef.extend({
   status: z.enum(RESOURCE_STATUSES),
   health: z.enum(HEALTH_STATUSES).optional(),
   message: z.string().optional(),
+  changes: z
+    .array(FieldChange)
+    .optional()
+    .describe(
+      "Fields that applying the source would change, with desired and live values (the approval preview of a Held App).",
+    ),
 });
 
 export const DriftEntry = ObjectRef.extend({
-  fields: z.array(
-    z.object({
-      path: z.string().describe("Field path, e.g. spec.replicas."),
-      desired: z.string().optional(),
-      live: z.string().optional(),
-      manager: z.string().optional().describe("Field manager that owns the live value."),
-    }),
-  ),
+  fields: z.array(FieldChange),
+});
+
+/** An inventory entry: an object the App applied, and the hash of the form it applied. */
+export const InventoryEntry = ObjectRef.extend({
+  hash: z
+    .string()
+    .optional()
+    .describe(
+      "Hash of the rendered object last applied: unchanged means its live differences are drift.",
+    ),
+  finished: z
+    .boolean()
+    .optional()
+    .describe(
+      "A Job that finished and was removed by its ttlSecondsAfterFinished: done (Synced, not recreated) until its rendered form changes.",
+    ),
 });
 
 export const OperationState = z.object({
@@ -426,10 +454,22 @@ export const AppStatus = z
       .string()
       .optional()
       .describe("Revision a Rollback moved away from; automated sync waits for a newer one."),
+    rolledBackFromObjectHash: z
+      .string()
+      .optional()
+      .describe(
+        "objectHash of the render a Rollback moved away from: a later commit that renders the same objects does not undo the rollback.",
+      ),
+    failedObjectHash: z
+      .string()
+      .optional()
+      .describe(
+        "objectHash of a render whose apply failed in a way retrying cannot fix (an immutable field, an invalid object): automated sync waits for another render or a Sync operation.",
+      ),
     previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
     objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
     observedObjectHash: z.string().optional(),
-    inventory: z.array(ObjectRef).optional().describe("Objects this App applied and owns."),
+    inventory: z.array(InventoryEntry).optional().describe("Objects this App applied and owns."),
     resources: z.array(ResourceStatus).optional(),
     drift: z.array(DriftEntry).optional(),
     url: z.string().optional(),
@@ -449,6 +489,8 @@ export type ObjectRef = z.output<typeof ObjectRef>;
 export type Condition = z.output<typeof Condition>;
 export type ResourceStatus = z.output<typeof ResourceStatus>;
 export type DriftEntry = z.output<typeof DriftEntry>;
+export type FieldChange = z.output<typeof FieldChange>;
+export type InventoryEntry = z.output<typeof InventoryEntry>;
 export type OperationState = z.output<typeof OperationState>;
 export type Operation = z.output<typeof Operation>;
 export type RevisionRecord = z.output<typeof RevisionRecord>;

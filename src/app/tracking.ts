@@ -9,6 +9,11 @@ export const LABEL_APP = "plumb.dev/app";
 export const LABEL_APP_NAMESPACE = "plumb.dev/app-namespace";
 /** Annotation on an object: "true" lets plumb prune it even if it is a Namespace, PVC or CRD. */
 export const ANNOTATION_PRUNE = "plumb.dev/prune";
+/**
+ * Annotation on an object: "true" lets plumb delete and recreate it when an apply fails on an
+ * immutable field (Argo CD's Replace=true sync option, Flux's force; issue 10).
+ */
+export const ANNOTATION_RECREATE = "plumb.dev/recreate";
 /** Annotation on a Namespace or CRD: "false" never prunes it. */
 export const MANAGED_BY_VALUE = "plumb";
 

@@ -1,14 +1,34 @@
 // Errors the adapters throw and the loop interprets: from the API server, and from a source.
 
-/** An error from the API server with its HTTP status and Status.reason. */
+/** metav1.StatusCause: one field the API server refused (Status.details.causes). */
+export interface StatusCause {
+  /** FieldValueInvalid, FieldValueRequired, FieldValueForbidden, ... */
+  reason?: string;
+  /** Short by the time it is here (the adapter drops object dumps): "field is immutable". */
+  message?: string;
+  /** The field path: "spec.template", "spec.selector". */
+  field?: string;
+}
+
+/**
+ * An error from the API server with its HTTP status, Status.reason and, for a 422 Invalid,
+ * the fields it refused (Status.details.causes, messages shortened).
+ */
 export class KubeApiError extends Error {
   readonly status: number;
   readonly reason: string;
-  constructor(status: number, reason: string, message: string) {
+  readonly causes: readonly StatusCause[];
+  constructor(
+    status: number,
+    reason: string,
+    message: string,
+    causes: readonly StatusCause[] = [],
+  ) {
     super(message);
     this.name = "KubeApiError";
     this.status = status;
     this.reason = reason;
+    this.causes = causes;
   }
 }
 

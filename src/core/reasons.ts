@@ -53,6 +53,10 @@ export type ConditionReason = (typeof ConditionReason)[keyof typeof ConditionRea
 export const EventReason = {
   Applied: "Applied",
   Pruned: "Pruned",
+  /** An object deleted and created again because an immutable field changed (plumb.dev/recreate). */
+  Recreated: "Recreated",
+  /** A stale object not pruned (another App renders it, or a kept kind), with the reason. */
+  PruneSkipped: "PruneSkipped",
   Held: "Held",
   /** A held revision was turned down (a Reject operation, issue 16). */
   Rejected: "Rejected",
@@ -84,6 +88,8 @@ export const GateReason = {
   /** A Reject of the held revision, and the head being the revision rejected. */
   Rejected: "Rejected",
   RolledBack: "RolledBack",
+  /** The render's apply failed terminally: automated sync waits for another render. */
+  ApplyStalled: "ApplyStalled",
   Frozen: "Frozen",
   ManualSync: "ManualSync",
   UpToDate: "UpToDate",

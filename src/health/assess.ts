@@ -17,16 +17,18 @@ export interface SetHealth {
  * Healthy with reason "no objects" for an empty set.
  * @param live live objects by refKey
  * @param now the run's clock (health rules compare deadlines with it)
+ * @param known health already decided by refKey, used as is (a finished Job its TTL removed)
  */
 export function assessSet(
   refs: readonly ObjectRef[],
   live: ReadonlyMap<string, KubeObject>,
   now: Date,
+  known?: ReadonlyMap<string, HealthResult>,
 ): SetHealth {
   const byKey = new Map<string, HealthResult>();
   const items: HealthItem[] = [];
   for (const ref of refs) {
-    const h = assessHealth(live.get(refKey(ref)), now);
+    const h = known?.get(refKey(ref)) ?? assessHealth(live.get(refKey(ref)), now);
     byKey.set(refKey(ref), h);
     items.push({ kind: ref.kind, namespace: ref.namespace, name: ref.name, health: h });
   }

@@ -1,5 +1,5 @@
 // Helpers shared by the adapter's parts: one counted request, path segments, API errors.
-import { KubeApiError } from "../core/index.ts";
+import { KubeApiError, type StatusCause } from "../core/index.ts";
 import type { Verb } from "../reconcile/ports.ts";
 import type { KubeRequest, KubeResponse } from "./transport.ts";
 
@@ -16,13 +16,52 @@ export function enc(segment: string): string {
   return encodeURIComponent(segment);
 }
 
-/** The KubeApiError for an HTTP error response: its status, Status.reason and message. */
+/** The longest message an API error keeps (a 422's message embeds the whole object). */
+const MAX_MESSAGE = 500;
+/** A cause message longer than this loses its "Invalid value: <dump>" part. */
+const MAX_CAUSE = 160;
+
+/**
+ * The KubeApiError for an HTTP error response: its status, Status.reason and message. A 422's
+ * Status.message repeats each cause with the refused value (for a Job's template, a 2,000
+ * character dump of the internal object): when Status.details.causes are present the message
+ * is rebuilt from them, each as "field: detail" without the value. At most 500 characters.
+ */
 export function toError(res: KubeResponse, what: string): KubeApiError {
   const body = (typeof res.body === "object" && res.body !== null ? res.body : {}) as {
     reason?: string;
     message?: string;
+    details?: { causes?: Array<{ reason?: string; message?: string; field?: string }> };
   };
-  const message =
+  const causes = (body.details?.causes ?? []).map((c) => {
+    const cause: StatusCause = {};
+    if (c.reason !== undefined) cause.reason = c.reason;
+    if (c.field !== undefined) cause.field = c.field;
+    if (c.message !== undefined) cause.message = shortCause(c.message);
+    return cause;
+  });
+  let message =
     body.message ?? (typeof res.body === "string" ? res.body.slice(0, 300) : `HTTP ${res.status}`);
-  return new KubeApiError(res.status, body.reason ?? "Unknown", `${what}: ${message}`);
+  if (causes.length > 0) {
+    // `Job.batch "x" is invalid: spec.template: Invalid value: {...}: field is immutable`
+    const head = message.split(": ")[0] ?? "";
+    const fields = causes.map((c) => (c.field ? `${c.field}: ${c.message ?? ""}` : c.message));
+    message = `${head}: ${fields.join("; ")}`;
+  }
+  if (message.length > MAX_MESSAGE) message = `${message.slice(0, MAX_MESSAGE - 1)}…`;
+  return new KubeApiError(res.status, body.reason ?? "Unknown", `${what}: ${message}`, causes);
+}
+
+/**
+ * A StatusCause message without the refused value when that is long:
+ * "Invalid value: {...2,000 characters...}: field is immutable" → "field is immutable".
+ */
+export function shortCause(message: string): string {
+  if (message.length <= MAX_CAUSE) return message;
+  const prefix = "Invalid value: ";
+  if (message.startsWith(prefix)) {
+    const detail = message.slice(message.lastIndexOf(": ") + 2);
+    if (detail.length > 0 && detail.length <= MAX_CAUSE) return detail;
+  }
+  return `${message.slice(0, MAX_CAUSE - 1)}…`;
 }

@@ -66,6 +66,13 @@ function input(over: Partial<AppliedInput> = {}): AppliedInput {
     ...over,
   };
 }
+const fail = (message: string) => ({ message, terminal: false });
+const warning = (message: string) => ({ type: "Warning", reason: "ApplyFailed", message }) as const;
+/** Health as assessSet gives it when web's apply failed and web does not exist. */
+const webMissing = new Map([
+  [refKey(CFG), { status: "Healthy" as const }],
+  [refKey(WEB), { status: "Missing" as const, message: "not found" }],
+]);
 const appliedTwo = {
   type: "Normal",
   reason: "Applied",
@@ -82,8 +89,12 @@ const synced: RunOutcome = {
   syncStatus: "Synced",
   events: [appliedTwo],
   rolledBackFrom: null,
+  rolledBackFromObjectHash: null,
+  failedObjectHash: null,
   applied: { revision: R2, objectHash: "h2" },
 };
+/** As synced, without failedObjectHash (a failure that is not terminal leaves it as it was). */
+const { failedObjectHash: _kept, ...unrecorded } = synced;
 const op = (type: Operation["type"], revision?: string): Operation =>
   revision ? { id: "op-1", type, revision } : { id: "op-1", type };
 
@@ -166,15 +177,17 @@ describe("appliedOutcome", () => {
       input({
         previous: [CFG],
         applied: byKey(cfg),
-        failed: new Map([[refKey(WEB), "namespace not found"]]),
+        failed: new Map([[refKey(WEB), fail("namespace not found")]]),
+        health: { ...input().health, byKey: webMissing },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG],
         resources: [synced.resources[0]!, line(WEB, "Failed", "Missing", "namespace not found")],
         syncStatus: "OutOfSync",
         events: [
           { type: "Normal", reason: "Applied", message: `applied revision ${R2}: 1 object(s)` },
+          warning("Deployment team-a/web: namespace not found"),
         ],
         applied: { revision: R2 },
         failure: {
@@ -190,8 +203,8 @@ describe("appliedOutcome", () => {
         previous: [WEB],
         applied: new Map(),
         failed: new Map([
-          [refKey(CFG), "quota exceeded"],
-          [refKey(WEB), "forbidden"],
+          [refKey(CFG), fail("quota exceeded")],
+          [refKey(WEB), fail("forbidden")],
         ]),
         health: { byKey: new Map(), ...allMissing },
       }),
@@ -203,8 +216,9 @@ describe("appliedOutcome", () => {
         ],
         health: allMissing,
         syncStatus: "OutOfSync",
-        events: [],
+        events: [warning("ConfigMap team-a/cfg: quota exceeded; Deployment team-a/web: forbidden")],
         rolledBackFrom: null,
+        rolledBackFromObjectHash: null,
         failure: {
           reason: "ApplyFailed",
           message: "ConfigMap team-a/cfg: quota exceeded; Deployment team-a/web: forbidden",
@@ -216,12 +230,13 @@ describe("appliedOutcome", () => {
       "apply and prune both failing: ApplyFailed names the apply errors",
       input({
         applied: byKey(cfg),
-        failed: new Map([[refKey(WEB), "forbidden"]]),
+        failed: new Map([[refKey(WEB), fail("forbidden")]]),
+        health: { ...input().health, byKey: webMissing },
         previous: [CFG, WEB, OLD],
         prune: { ...noPrune, failed: [{ ref: OLD, message: "timeout" }] },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG, WEB, OLD],
         resources: [
           synced.resources[0]!,
@@ -231,6 +246,7 @@ describe("appliedOutcome", () => {
         syncStatus: "OutOfSync",
         events: [
           { type: "Normal", reason: "Applied", message: `applied revision ${R2}: 1 object(s)` },
+          warning("Deployment team-a/web: forbidden"),
         ],
         applied: { revision: R2 },
         failure: {
@@ -256,6 +272,8 @@ describe("appliedOutcome", () => {
         syncStatus: "Synced",
         events: [{ type: "Normal", reason: "Pruned", message: "pruned Secret team-a/old" }],
         rolledBackFrom: null,
+        rolledBackFromObjectHash: null,
+        failedObjectHash: null,
         applied: { revision: R2, objectHash: "h-empty" },
       },
     ],
@@ -333,12 +351,13 @@ describe("appliedOutcome", () => {
         reason: "Sync",
         operation: op("Sync"),
         applied: byKey(cfg),
-        failed: new Map([[refKey(WEB), "forbidden"]]),
+        failed: new Map([[refKey(WEB), fail("forbidden")]]),
+        health: { ...input().health, byKey: webMissing },
         previous: [CFG, WEB, OLD],
         prune: { ...noPrune, failed: [{ ref: OLD, message: "timeout" }] },
       }),
       {
-        ...synced,
+        ...unrecorded,
         inventory: [CFG, WEB, OLD],
         resources: [
           synced.resources[0]!,
@@ -348,6 +367,7 @@ describe("appliedOutcome", () => {
         syncStatus: "OutOfSync",
         events: [
           { type: "Normal", reason: "Applied", message: `applied revision ${R2}: 1 object(s)` },
+          warning("Deployment team-a/web: forbidden"),
           {
             type: "Warning",
             reason: "OperationFailed",
@@ -368,6 +388,100 @@ describe("appliedOutcome", () => {
           message: "Deployment team-a/web: forbidden",
           stalled: false,
         },
+      },
+    ],
+    [
+      "an invalid object (terminal): Stalled, and the render is recorded as failed",
+      input({
+        applied: byKey(cfg),
+        failed: new Map([[refKey(WEB), { message: "spec.selector is immutable", terminal: true }]]),
+      }),
+      {
+        ...synced,
+        resources: [
+          synced.resources[0]!,
+          line(WEB, "Failed", "Healthy", "spec.selector is immutable"),
+        ],
+        syncStatus: "OutOfSync",
+        events: [
+          { type: "Normal", reason: "Applied", message: `applied revision ${R2}: 1 object(s)` },
+          warning("Deployment team-a/web: spec.selector is immutable"),
+        ],
+        applied: { revision: R2 },
+        failedObjectHash: "h2",
+        failure: {
+          reason: "ApplyFailed",
+          message: "Deployment team-a/web: spec.selector is immutable",
+          stalled: true,
+        },
+      },
+    ],
+    [
+      "a terminal and a transient failure: not Stalled (retrying helps one of them)",
+      input({
+        applied: new Map(),
+        failed: new Map([
+          [refKey(CFG), { message: "invalid: data: Required value", terminal: true }],
+          [refKey(WEB), fail("etcdserver: request timed out")],
+        ]),
+        health: { byKey: new Map(), ...allMissing },
+      }),
+      {
+        inventory: [CFG, WEB],
+        resources: [
+          line(CFG, "Failed", "Missing", "invalid: data: Required value"),
+          line(WEB, "Failed", "Missing", "etcdserver: request timed out"),
+        ],
+        health: allMissing,
+        syncStatus: "OutOfSync",
+        events: [
+          warning(
+            "ConfigMap team-a/cfg: invalid: data: Required value; Deployment team-a/web: etcdserver: request timed out",
+          ),
+        ],
+        rolledBackFrom: null,
+        rolledBackFromObjectHash: null,
+        failure: {
+          reason: "ApplyFailed",
+          message:
+            "ConfigMap team-a/cfg: invalid: data: Required value; Deployment team-a/web: etcdserver: request timed out",
+          stalled: false,
+        },
+      },
+    ],
+    [
+      "a recreated object: a Recreated Event naming the immutable fields",
+      input({ recreated: [{ ref: WEB, fields: ["spec.selector"] }] }),
+      {
+        ...synced,
+        events: [
+          appliedTwo,
+          {
+            type: "Normal",
+            reason: "Recreated",
+            message:
+              'recreated Deployment team-a/web: spec.selector cannot change in place (plumb.dev/recreate: "true")',
+          },
+        ],
+      },
+    ],
+    [
+      "a Rollback records the render it moved away from",
+      input({
+        target: { revision: R1, objects: [cfg, web], objectHash: "h1" },
+        sourceRevision: R3,
+        sourceObjectHash: "h3",
+        reason: "Rollback",
+      }),
+      {
+        ...synced,
+        syncStatus: "OutOfSync",
+        rolledBackFrom: R3,
+        rolledBackFromObjectHash: "h3",
+        applied: { revision: R1, objectHash: "h1" },
+        events: [
+          { type: "Normal", reason: "Applied", message: `applied revision ${R1}: 2 object(s)` },
+        ],
       },
     ],
   ])("%s", (_name, given, expected) => {

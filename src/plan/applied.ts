@@ -1,6 +1,11 @@
 // What a run that applied a revision records: inventory, resource lines, sync status, the
 // operation's outcome and Events, from what the apply and prune steps found. Pure.
-import type { HealthStatus, Operation, ResourceStatus } from "../app/index.ts";
+import {
+  ANNOTATION_RECREATE,
+  type HealthStatus,
+  type Operation,
+  type ResourceStatus,
+} from "../app/index.ts";
 import {
   describeRef,
   EventReason,
@@ -11,17 +16,33 @@ import {
   refOf,
 } from "../core/index.ts";
 import type { RunEvent } from "./events.ts";
+import { markFinished } from "./finished.ts";
 import { inventoryAfterApply } from "./inventory.ts";
 import { operationOutcome } from "./operations.ts";
 import type { PruneSkip } from "./prune.ts";
 import { resourceStatus, sortResources } from "./resources.ts";
 import type { RunOutcome } from "./status.ts";
 
+/** Why one object did not apply. */
+export interface FailedApply {
+  /** Short (no object dumps): for status.resources, the conditions and the Warning Event. */
+  message: string;
+  /** Retrying the same render cannot help (a 422 from the API server; readApplyError). */
+  terminal: boolean;
+}
+
 export interface AppliedInput {
-  /** The revision applied and its render. */
-  target: { revision: string; objects: readonly KubeObject[]; objectHash: string };
+  /** The revision applied and its render (with each object's hash, for the inventory). */
+  target: {
+    revision: string;
+    objects: readonly KubeObject[];
+    objectHash: string;
+    hashes?: ReadonlyMap<string, string>;
+  };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
+  /** The objectHash of the source's render, when it rendered. */
+  sourceObjectHash?: string | undefined;
   /** Why the gates applied, and the operation consumed, if any. */
   reason: string;
   operation?: Operation | undefined;
@@ -29,7 +50,11 @@ export interface AppliedInput {
   previous: readonly ObjectRef[];
   /** Objects as the API server stored them (by refKey), and failures (by refKey). */
   applied: ReadonlyMap<string, KubeObject>;
-  failed: ReadonlyMap<string, string>;
+  failed: ReadonlyMap<string, FailedApply>;
+  /** Objects deleted and created again because an immutable field changed (plumb.dev/recreate). */
+  recreated?: ReadonlyArray<{ ref: ObjectRef; fields: readonly string[] }>;
+  /** Jobs not applied: finished and removed by their TTL (marked `finished` in the inventory). */
+  finished?: ReadonlySet<string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -38,7 +63,10 @@ export interface AppliedInput {
     /** Stale objects left alone because syncPolicy.prune is false (still live). */
     unpruned: readonly ObjectRef[];
   };
-  /** Health of the desired objects by refKey (from the apply responses), and the aggregate. */
+  /**
+   * Health of the desired objects by refKey (from the apply responses, and for a failed apply
+   * from the object as it is: one that exists is never shown Missing), and the aggregate.
+   */
   health: {
     byKey: ReadonlyMap<string, { status: HealthStatus; message?: string }>;
     status: HealthStatus;
@@ -49,16 +77,21 @@ export interface AppliedInput {
 
 /**
  * The record of a run that applied `target`:
- * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay);
- * - resources: Synced with health for each applied object, Failed/Missing with the error for
- *   each failed one, Pruned / PruneFailed / PruneSkipped / OutOfSync ("prune is off") for the
- *   stale ones;
+ * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay),
+ *   Jobs its TTL removed marked `finished` (markFinished);
+ * - resources: Synced with health for each applied object, Failed with the error and the
+ *   object's own health (Missing only when it does not exist) for each failed one, Pruned /
+ *   PruneFailed / PruneSkipped / OutOfSync ("prune is off") for the stale ones;
  * - applied: the revision, and the objectHash only when every object applied (so the next run
  *   applies again); nothing when no object applied at all;
- * - rolledBackFrom: the source revision a Rollback moved away from (cleared otherwise);
+ * - rolledBackFrom: the source revision a Rollback moved away from, and its render's objectHash
+ *   (cleared otherwise);
  * - syncStatus: Synced when everything applied and pruned and target is the source's revision;
- * - failure: ApplyFailed (all object errors), else PruneFailed;
- * - Events: Applied (count), Pruned (names), and the operation's outcome.
+ * - failure: ApplyFailed (all object errors; Stalled when every one is terminal: the same
+ *   render would fail again, so automated sync waits for another render — `failedObjectHash`),
+ *   else PruneFailed;
+ * - Events: Applied (count), Recreated (each object deleted and created again), Pruned
+ *   (names), a Warning ApplyFailed for every failed apply (issue 10), the operation's outcome.
  */
 export function appliedOutcome(input: AppliedInput): RunOutcome {
   const desiredRefs = input.target.objects.map(refOf);
@@ -71,8 +104,9 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     if (error === undefined) {
       resources.push(resourceStatus(ref, "Synced", input.health.byKey.get(key)));
     } else {
-      failures.push(`${describeRef(ref)}: ${error}`);
-      resources.push(resourceStatus(ref, "Failed", { status: "Missing" }, error));
+      failures.push(`${describeRef(ref)}: ${error.message}`);
+      const health = input.health.byKey.get(key) ?? { status: "Missing" as const };
+      resources.push(resourceStatus(ref, "Failed", health, error.message));
     }
   }
   for (const ref of input.prune.deleted) resources.push(resourceStatus(ref, "Pruned", undefined));
@@ -86,7 +120,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   for (const ref of input.prune.unpruned) {
     resources.push(resourceStatus(ref, "OutOfSync", undefined, "not in the source; prune is off"));
   }
-  const inventory = inventoryAfterApply({
+  const owned = inventoryAfterApply({
     previous: input.previous,
     desired: desiredRefs,
     failed: new Set(input.failed.keys()),
@@ -95,13 +129,22 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),
       ...input.prune.unpruned,
     ],
+    hashes: input.target.hashes,
   });
+  const inventory = markFinished(owned, input.finished ?? new Set());
 
   if (input.applied.size > 0) {
     events.push({
       type: "Normal",
       reason: EventReason.Applied,
       message: `applied revision ${input.target.revision}: ${input.applied.size} object(s)`,
+    });
+  }
+  for (const r of input.recreated ?? []) {
+    events.push({
+      type: "Normal",
+      reason: EventReason.Recreated,
+      message: `recreated ${describeRef(r.ref)}: ${r.fields.join(", ")} cannot change in place (${ANNOTATION_RECREATE}: "true")`,
     });
   }
   if (input.prune.deleted.length > 0) {
@@ -112,17 +155,45 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     });
   }
   const failed = failures.length > 0 || pruneErrors.length > 0;
+  const rolledBack = input.reason === "Rollback" && input.target.revision !== input.sourceRevision;
   const out: RunOutcome = {
     inventory,
     resources: sortResources(resources),
     health: { status: input.health.status, reason: input.health.reason },
     syncStatus: !failed && input.target.revision === input.sourceRevision ? "Synced" : "OutOfSync",
     events,
-    rolledBackFrom:
-      input.reason === "Rollback" && input.target.revision !== input.sourceRevision
-        ? input.sourceRevision
-        : null,
+    rolledBackFrom: rolledBack ? input.sourceRevision : null,
+    rolledBackFromObjectHash: rolledBack ? (input.sourceObjectHash ?? null) : null,
   };
+  // A partial apply records the revision but not the hash, so the next run applies again
+  // (a CRD installed since, a namespace created since) instead of calling the set applied.
+  if (input.applied.size > 0 || failures.length === 0) {
+    out.applied =
+      failures.length > 0
+        ? { revision: input.target.revision }
+        : { revision: input.target.revision, objectHash: input.target.objectHash };
+  }
+  if (failures.length === 0) out.failedObjectHash = null;
+  if (failures.length > 0) {
+    const stalled = [...input.failed.values()].every((f) => f.terminal);
+    out.failure = {
+      reason: FailureReason.ApplyFailed,
+      message: failures.join("; "),
+      stalled,
+    };
+    events.push({
+      type: "Warning",
+      reason: FailureReason.ApplyFailed,
+      message: out.failure.message,
+    });
+    if (stalled) out.failedObjectHash = input.target.objectHash;
+  } else if (pruneErrors.length > 0) {
+    out.failure = {
+      reason: FailureReason.PruneFailed,
+      message: pruneErrors.join("; "),
+      stalled: false,
+    };
+  }
   if (input.operation) {
     const message = failed
       ? [...failures, ...pruneErrors].join("; ")
@@ -135,27 +206,6 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     );
     out.operationState = done.state;
     events.push(done.event);
-  }
-  // A partial apply records the revision but not the hash, so the next run applies again
-  // (a CRD installed since, a namespace created since) instead of calling the set applied.
-  if (input.applied.size > 0 || failures.length === 0) {
-    out.applied =
-      failures.length > 0
-        ? { revision: input.target.revision }
-        : { revision: input.target.revision, objectHash: input.target.objectHash };
-  }
-  if (failures.length > 0) {
-    out.failure = {
-      reason: FailureReason.ApplyFailed,
-      message: failures.join("; "),
-      stalled: false,
-    };
-  } else if (pruneErrors.length > 0) {
-    out.failure = {
-      reason: FailureReason.PruneFailed,
-      message: pruneErrors.join("; "),
-      stalled: false,
-    };
   }
   return out;
 }

@@ -54,6 +54,8 @@ function input(over: Partial<CompareInput>): CompareInput {
     ...over,
   };
 }
+const edited = { path: "data.k", desired: "1", live: "2", manager: "kubectl-edit" };
+const differs = (ref: ObjectRef) => new Map([[refKey(ref), { fields: [edited] }]]);
 const live = (...objects: KubeObject[]) => new Map(objects.map((o) => [refKey(refOf(o)), o]));
 const health = (...refs: ObjectRef[]) => new Map(refs.map((r) => [refKey(r), healthy]));
 
@@ -79,12 +81,13 @@ describe("compareDesired", () => {
           line(B, "Synced", "Healthy", "fresh"),
         ],
         drift: [],
+        errors: [],
       },
     ],
     [
       "fast path: an object without a last line is Synced",
       input({ inventory: [A], desired: undefined, health: health(A) }),
-      { resources: [line(A, "Synced", "Healthy")], drift: [] },
+      { resources: [line(A, "Synced", "Healthy")], drift: [], errors: [] },
     ],
     [
       "fast path: a preview of an object not yet created stays; lines of pruned objects go",
@@ -104,35 +107,58 @@ describe("compareDesired", () => {
           line(B, "OutOfSync", "Missing", "will be created"),
         ],
         drift: [],
+        errors: [],
       },
     ],
     [
       "owned and no longer rendered: not in the source",
       input({ inventory: [A], desired: [], live: live(a), health: health(A) }),
-      { resources: [line(A, "OutOfSync", "Healthy", "not in the source")], drift: [] },
+      { resources: [line(A, "OutOfSync", "Healthy", "not in the source")], drift: [], errors: [] },
     ],
     [
       "held: what is no longer rendered will be pruned",
       input({ inventory: [A], desired: [], live: live(a), health: health(A), held: true }),
-      { resources: [line(A, "OutOfSync", "Healthy", "will be pruned")], drift: [] },
+      { resources: [line(A, "OutOfSync", "Healthy", "will be pruned")], drift: [], errors: [] },
     ],
     [
       "rendered, not owned and not live: will be created",
       input({ desired: [a] }),
-      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [] },
+      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [], errors: [] },
     ],
     [
-      "rendered, owned and not live: deleted, and that is drift",
-      input({ inventory: [A], desired: [a] }),
+      "rendered, owned, its applied form and not live: deleted, and that is drift",
+      input({ inventory: [A], desired: [a], applied: new Set([refKey(A)]) }),
       {
         resources: [line(A, "OutOfSync", "Missing", "deleted")],
         drift: [{ ...A, fields: [{ path: "(object)", desired: "exists", live: "deleted" }] }],
+        errors: [],
+      },
+    ],
+    [
+      "deleted, but its form is not the applied one (a change not applied): not drift",
+      input({ inventory: [A], desired: [a] }),
+      { resources: [line(A, "OutOfSync", "Missing", "deleted")], drift: [], errors: [] },
+    ],
+    [
+      "owned, gone and done (a Job its TTL removed): Synced and Healthy, not drift",
+      input({
+        inventory: [A],
+        desired: [a],
+        applied: new Set([refKey(A)]),
+        done: new Map([[refKey(A), "completed; removed by its ttlSecondsAfterFinished"]]),
+      }),
+      {
+        resources: [
+          line(A, "Synced", "Healthy", "completed; removed by its ttlSecondsAfterFinished"),
+        ],
+        drift: [],
+        errors: [],
       },
     ],
     [
       "held: an owned object deleted will be created, and is not drift",
       input({ inventory: [A], desired: [a], held: true }),
-      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [] },
+      { resources: [line(A, "OutOfSync", "Missing", "will be created")], drift: [], errors: [] },
     ],
     [
       "rendered and live alike: Synced with its health",
@@ -142,33 +168,93 @@ describe("compareDesired", () => {
         live: live(liveOf(a, { k: "1" })),
         health: new Map([[refKey(A), { status: "Healthy", message: "ok" }]]),
       }),
-      { resources: [line(A, "Synced", "Healthy", "ok")], drift: [] },
+      { resources: [line(A, "Synced", "Healthy", "ok")], drift: [], errors: [] },
     ],
     [
-      "a field changed by another manager: drifted, with the fields",
+      "a field changed by another manager, the form applied: drifted, with the fields",
       input({
         inventory: [A],
         desired: [a],
         live: live(liveOf(a, { k: "2" }, "kubectl-edit")),
         health: health(A),
+        diffs: differs(A),
+        applied: new Set([refKey(A)]),
       }),
       {
         resources: [line(A, "OutOfSync", "Healthy", "drifted: data.k")],
-        drift: [
-          { ...A, fields: [{ path: "data.k", desired: "1", live: "2", manager: "kubectl-edit" }] },
-        ],
+        drift: [{ ...A, fields: [edited] }],
+        errors: [],
       },
     ],
     [
-      "held: a changed field will change, and is not drift",
+      "held: a changed field will change, with its values, and is not drift",
       input({
         inventory: [A],
         desired: [a],
         live: live(liveOf(a, { k: "2" }, "kubectl-edit")),
         health: health(A),
         held: true,
+        diffs: differs(A),
+        applied: new Set([refKey(A)]),
       }),
-      { resources: [line(A, "OutOfSync", "Healthy", "will change: data.k")], drift: [] },
+      {
+        resources: [
+          { ...line(A, "OutOfSync", "Healthy", "will change: data.k"), changes: [edited] },
+        ],
+        drift: [],
+        errors: [],
+      },
+    ],
+    [
+      "a change the source makes that is not applied (rolled back, manual): not drift",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "2" })),
+        health: health(A),
+        diffs: new Map([[refKey(A), { fields: [{ path: "data.k", desired: "1", live: "2" }] }]]),
+      }),
+      {
+        resources: [
+          {
+            ...line(A, "OutOfSync", "Healthy", "differs from the source: data.k"),
+            changes: [{ path: "data.k", desired: "1", live: "2" }],
+          },
+        ],
+        drift: [],
+        errors: [],
+      },
+    ],
+    [
+      "a dry run the API server refused: Failed with its message, and listed",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "1" })),
+        health: health(A),
+        diffs: new Map([[refKey(A), { error: "spec.template is immutable", terminal: true }]]),
+      }),
+      {
+        resources: [line(A, "Failed", "Healthy", "spec.template is immutable")],
+        drift: [],
+        errors: [{ ref: A, message: "spec.template is immutable", terminal: true }],
+      },
+    ],
+    [
+      "held: a refused dry run will fail",
+      input({
+        inventory: [A],
+        desired: [a],
+        live: live(liveOf(a, { k: "1" })),
+        health: health(A),
+        held: true,
+        diffs: new Map([[refKey(A), { error: "spec.template is immutable", terminal: true }]]),
+      }),
+      {
+        resources: [line(A, "OutOfSync", "Healthy", "will fail: spec.template is immutable")],
+        drift: [],
+        errors: [{ ref: A, message: "spec.template is immutable", terminal: true }],
+      },
     ],
     [
       "one line per object of inventory and render, in refKey order",
@@ -185,6 +271,7 @@ describe("compareDesired", () => {
           line(C, "OutOfSync", "Healthy", "not in the source"),
         ],
         drift: [],
+        errors: [],
       },
     ],
   ])("%s", (_name, given, expected) => {
@@ -192,26 +279,34 @@ describe("compareDesired", () => {
   });
 });
 
-describe("compareDesired: a held preview with dry-run changes (issue 16)", () => {
-  it("a field plumb owns that the new revision changes is 'will change', not hidden as normalization", () => {
+describe("compareDesired: a held preview with dry-run changes (issues 16 and 10)", () => {
+  it("a field plumb owns that the new revision changes is 'will change' with its values", () => {
     const want = configMap("a", { k: "2" });
-    const have = liveOf(a, { k: "1" }); // data.k owned by plumb: detectDrift alone sees nothing
+    const have = liveOf(a, { k: "1" }); // data.k owned by plumb: only the dry run sees the change
+    const change = { path: "data.k", desired: "2", live: "1" };
     const base = input({
       inventory: [A],
       desired: [want],
       live: live(have),
       health: health(A),
       held: true,
+      diffs: new Map([[refKey(A), { fields: [change] }]]),
     });
-    expect(compareDesired(base).resources).toEqual([line(A, "Synced", "Healthy")]);
-    const changes = new Map([[refKey(A), ["data.k"]]]);
-    expect(compareDesired({ ...base, changes })).toEqual({
-      resources: [line(A, "OutOfSync", "Healthy", "will change: data.k")],
+    expect(compareDesired(base)).toEqual({
+      resources: [{ ...line(A, "OutOfSync", "Healthy", "will change: data.k"), changes: [change] }],
       drift: [],
+      errors: [],
     });
-    // Not held: the changes are ignored (drift is about who changed what).
-    expect(compareDesired({ ...base, held: false, changes }).resources).toEqual([
-      line(A, "Synced", "Healthy"),
-    ]);
+    // Not held, and not the form applied: a change the source makes, still not drift.
+    expect(compareDesired({ ...base, held: false })).toEqual({
+      resources: [
+        {
+          ...line(A, "OutOfSync", "Healthy", "differs from the source: data.k"),
+          changes: [change],
+        },
+      ],
+      drift: [],
+      errors: [],
+    });
   });
 });

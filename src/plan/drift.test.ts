@@ -1,50 +1,36 @@
 import { describe, expect, it } from "vitest";
-import type { KubeObject } from "../core/index.ts";
-import { changedFields, detectDrift } from "./drift.ts";
+import type { KubeObject, ManagedFieldsEntry } from "../core/index.ts";
+import { ownersOf, serverDiff, suspect } from "./drift.ts";
 
+/** A Deployment as a manifest writes it: values the API server stores differently. */
 const desired: KubeObject = {
   apiVersion: "apps/v1",
   kind: "Deployment",
-  metadata: { name: "web", namespace: "a", labels: { app: "web" } },
+  metadata: { name: "web", namespace: "a", labels: { app: "web" }, creationTimestamp: null },
   spec: {
     replicas: 2,
-    template: {
-      spec: {
-        containers: [{ name: "web", image: "nginx:1", resources: { limits: { cpu: 0.5 } } }],
-      },
-    },
-  },
-};
-
-const live = (
-  replicas: number,
-  image: string,
-  managedFields: NonNullable<KubeObject["metadata"]["managedFields"]>,
-): KubeObject => ({
-  apiVersion: "apps/v1",
-  kind: "Deployment",
-  metadata: { name: "web", namespace: "a", labels: { app: "web" }, managedFields },
-  spec: {
-    replicas,
     template: {
       spec: {
         containers: [
           {
             name: "web",
-            image,
-            imagePullPolicy: "IfNotPresent",
-            resources: { limits: { cpu: "500m" } },
+            image: "nginx:1",
+            env: [],
+            ports: [{ containerPort: 8080 }],
+            resources: { requests: { cpu: "1000m", memory: "0.5Gi" } },
+            readinessProbe: { httpGet: { path: "/", port: 8080 }, initialDelaySeconds: 0 },
           },
         ],
       },
     },
   },
-  status: { replicas },
-});
+};
 
-const plumbOwnsAll = {
+/** plumb's Apply entry for `desired`, as the API server records it (env: [] is not tracked). */
+const plumb: ManagedFieldsEntry = {
   manager: "plumb",
   operation: "Apply",
+  apiVersion: "apps/v1",
   fieldsV1: {
     "f:metadata": { "f:labels": { "f:app": {} } },
     "f:spec": {
@@ -52,7 +38,19 @@ const plumbOwnsAll = {
       "f:template": {
         "f:spec": {
           "f:containers": {
-            'k:{"name":"web"}': { "f:image": {}, "f:resources": { "f:limits": { "f:cpu": {} } } },
+            'k:{"name":"web"}': {
+              ".": {},
+              "f:image": {},
+              "f:name": {},
+              "f:ports": {
+                'k:{"containerPort":8080,"protocol":"TCP"}': { ".": {}, "f:containerPort": {} },
+              },
+              "f:readinessProbe": {
+                "f:httpGet": { "f:path": {}, "f:port": {} },
+                "f:initialDelaySeconds": {},
+              },
+              "f:resources": { "f:requests": { "f:cpu": {}, "f:memory": {} } },
+            },
           },
         },
       },
@@ -60,141 +58,304 @@ const plumbOwnsAll = {
   },
 };
 
-describe("detectDrift", () => {
-  it("is empty when live matches or differs only by the API server's normalization", () => {
-    expect(detectDrift(desired, live(2, "nginx:1", [plumbOwnsAll]))).toEqual([]);
-  });
+/** plumb's entry after another manager changed spec.replicas: the field is theirs now. */
+const withoutReplicas: ManagedFieldsEntry = {
+  ...plumb,
+  fieldsV1: {
+    ...plumb.fieldsV1,
+    "f:spec": (({ "f:replicas": _r, ...rest }) => rest)(
+      plumb.fieldsV1?.["f:spec"] as Record<string, unknown>,
+    ),
+  },
+};
 
-  it("names each drifted field with desired, live and the manager that changed it", () => {
-    const scaled = live(5, "nginx:2", [
-      { ...plumbOwnsAll, fieldsV1: { "f:metadata": { "f:labels": { "f:app": {} } } } },
-      {
-        manager: "kubectl-scale",
-        operation: "Update",
-        subresource: "scale",
-        fieldsV1: { "f:spec": { "f:replicas": {} } },
-      },
-      {
-        manager: "kubectl-edit",
-        operation: "Update",
-        fieldsV1: {
-          "f:spec": {
-            "f:replicas": {},
-            "f:template": {
-              "f:spec": { "f:containers": { 'k:{"name":"web"}': { "f:image": {} } } },
+/** What the API server stored for `desired`: normalised quantities, zeros and empties omitted. */
+function stored(
+  over: { replicas?: number; cpu?: string; managedFields?: ManagedFieldsEntry[] } = {},
+): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: {
+      name: "web",
+      namespace: "a",
+      labels: { app: "web" },
+      resourceVersion: "7",
+      generation: 3,
+      managedFields: over.managedFields ?? [plumb],
+    },
+    spec: {
+      replicas: over.replicas ?? 2,
+      template: {
+        spec: {
+          containers: [
+            {
+              name: "web",
+              image: "nginx:1",
+              ports: [{ containerPort: 8080, protocol: "TCP" }],
+              resources: { requests: { cpu: over.cpu ?? "1", memory: "512Mi" } },
+              readinessProbe: {
+                httpGet: { path: "/", port: 8080, scheme: "HTTP" },
+                timeoutSeconds: 1,
+                periodSeconds: 10,
+              },
+              imagePullPolicy: "IfNotPresent",
             },
-          },
+          ],
         },
       },
-    ]);
-    expect(detectDrift(desired, scaled)).toEqual([
-      { path: "spec.replicas", desired: "2", live: "5", manager: "kubectl-edit" },
-      {
-        path: "spec.template.spec.containers[name=web].image",
-        desired: "nginx:1",
-        live: "nginx:2",
-        manager: "kubectl-edit",
+    },
+    status: { replicas: 2 },
+  };
+}
+
+const edit = (
+  manager: string,
+  fieldsV1: Record<string, unknown>,
+  subresource?: string,
+): ManagedFieldsEntry => ({
+  manager,
+  operation: "Update",
+  fieldsV1,
+  ...(subresource ? { subresource } : {}),
+});
+const cpuPath = {
+  "f:spec": {
+    "f:template": {
+      "f:spec": {
+        "f:containers": {
+          'k:{"name":"web"}': { "f:resources": { "f:requests": { "f:cpu": {} } } },
+        },
       },
-      {
-        path: "spec.template.spec.containers[name=web].resources.limits.cpu",
-        desired: "0.5",
-        live: "500m",
-      },
-    ]);
+    },
+  },
+};
+
+describe("suspect", () => {
+  it.each<[string, KubeObject, KubeObject, boolean, boolean]>([
+    [
+      "the applied form, values the server normalised (1000m, 0.5Gi, a zero, env: [])",
+      desired,
+      stored(),
+      true,
+      false,
+    ],
+    [
+      "the applied form; another manager co-owns the cpu request written as 1",
+      desired,
+      stored({ managedFields: [plumb, { ...edit("other", cpuPath), operation: "Apply" }] }),
+      true,
+      false,
+    ],
+    [
+      "another manager changed the cpu request (plumb no longer owns it)",
+      desired,
+      stored({
+        cpu: "2",
+        managedFields: [
+          { ...plumb, fieldsV1: { "f:metadata": plumb.fieldsV1?.["f:metadata"] } },
+          edit("other", cpuPath),
+        ],
+      }),
+      true,
+      true,
+    ],
+    [
+      "kubectl scale changed replicas (ownership moved to it through the scale subresource)",
+      desired,
+      stored({
+        replicas: 5,
+        managedFields: [
+          withoutReplicas,
+          edit("kubectl", { "f:spec": { "f:replicas": {} } }, "scale"),
+        ],
+      }),
+      true,
+      true,
+    ],
+    [
+      "a field someone removed (nobody owns it any more)",
+      desired,
+      stored({
+        managedFields: [{ ...plumb, fieldsV1: { "f:metadata": plumb.fieldsV1?.["f:metadata"] } }],
+      }),
+      true,
+      true,
+    ],
+    [
+      "not the applied form: a value plumb owns may be a change not applied",
+      desired,
+      stored(),
+      false,
+      true,
+    ],
+  ])("%s → %s", (_name, want, live, applied, expected) => {
+    expect(suspect(want, live, applied)).toBe(expected);
   });
 
-  it("reports a removed container as drift", () => {
-    const gone = {
-      ...live(2, "nginx:1", [plumbOwnsAll]),
-      spec: { replicas: 2, template: { spec: { containers: [] } } },
-    };
-    expect(detectDrift(desired, gone)).toEqual([
-      {
-        path: "spec.template.spec.containers[name=web]",
-        desired: '{"name":"web","image":"nginx:1","resources":{"limits":{"cpu":0.5}}}',
-      },
-    ]);
+  const cm = (data: Record<string, string>): KubeObject => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "c", namespace: "a" },
+    data,
+  });
+  const cmLive = (data: Record<string, string>, owned: string[]): KubeObject => ({
+    ...cm(data),
+    metadata: {
+      name: "c",
+      namespace: "a",
+      managedFields: [
+        {
+          manager: "plumb",
+          operation: "Apply",
+          fieldsV1: { "f:data": Object.fromEntries(owned.map((k) => [`f:${k}`, {}])) },
+        },
+      ],
+    },
   });
 
-  it("ignores desired nulls and a Secret's write-only stringData", () => {
-    const withNull: KubeObject = {
-      ...desired,
-      spec: {
-        replicas: 2,
-        template: { metadata: { creationTimestamp: null }, spec: { containers: [] } },
-      },
+  it("not the applied form: a key plumb owns that the desired form drops is suspect", () => {
+    expect(
+      suspect(cm({ key: "a" }), cmLive({ key: "a", legacy: "b" }, ["key", "legacy"]), false),
+    ).toBe(true);
+  });
+
+  it("not the applied form but nothing it sets differs and nothing it drops: not suspect", () => {
+    expect(suspect(cm({ key: "a" }), cmLive({ key: "a", other: "x" }, ["key"]), false)).toBe(false);
+  });
+
+  it("ignores desired nulls, what the caller ignores, and a Secret's stringData once applied", () => {
+    const ns: KubeObject = {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "team-a", labels: { "plumb.dev/app": "b" } },
     };
-    expect(detectDrift(withNull, live(2, "nginx:1", [plumbOwnsAll]))).toEqual([]);
+    const nsLive: KubeObject = {
+      ...ns,
+      metadata: { name: "team-a", labels: { "plumb.dev/app": "a" }, managedFields: [] },
+    };
+    expect(suspect(ns, nsLive, true)).toBe(true);
+    expect(
+      suspect(ns, nsLive, true, { ignore: (p) => p === "metadata.labels.plumb.dev/app" }),
+    ).toBe(false);
     const secret: KubeObject = {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name: "s" },
       stringData: { token: "x" },
     };
-    const stored: KubeObject = {
+    const secretLive: KubeObject = {
       apiVersion: "v1",
       kind: "Secret",
       metadata: { name: "s", managedFields: [] },
       data: { token: "eA==" },
     };
-    expect(detectDrift(secret, stored)).toEqual([]);
-  });
-
-  it("never reports a Secret's values", () => {
-    const secret: KubeObject = {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: { name: "s" },
-      data: { password: "aHVudGVyMg==" },
-    };
-    const changed: KubeObject = {
-      ...secret,
-      data: { password: "Y2hhbmdlZA==" },
-      metadata: {
-        name: "s",
-        managedFields: [
-          {
-            manager: "kubectl-edit",
-            operation: "Update",
-            fieldsV1: { "f:data": { "f:password": {} } },
-          },
-        ],
-      },
-    };
-    const drift = detectDrift(secret, changed);
-    expect(drift).toEqual([{ path: "data.password", manager: "kubectl-edit" }]);
-    expect(JSON.stringify(drift)).not.toContain("aHVudGVyMg");
+    expect(suspect(secret, secretLive, true)).toBe(false);
+    expect(suspect(secret, secretLive, false)).toBe(true);
   });
 });
 
-describe("changedFields (the approval preview, issue 16)", () => {
-  const deploy = (image: string, cpu: string, extra: Record<string, unknown> = {}): KubeObject => ({
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "web", namespace: "team-a", labels: { app: "web" } },
-    spec: {
-      replicas: 2,
-      template: {
-        spec: { containers: [{ name: "web", image, resources: { requests: { cpu } } }] },
-      },
-      ...extra,
-    },
+describe("serverDiff", () => {
+  it("is empty when the dry run stores what is live", () => {
+    const dryRun = {
+      ...stored(),
+      metadata: { ...stored().metadata, generation: 4, managedFields: [] },
+    };
+    expect(serverDiff(dryRun, stored())).toEqual([]);
   });
-  it("reports fields a real apply would change, whoever owns them, and not normalization", () => {
-    const desired = deploy("nginx:2", "0.5");
-    const dryRun = deploy("nginx:2", "500m");
-    const live = deploy("nginx:1", "500m");
-    expect(changedFields(desired, dryRun, live)).toEqual([
-      "spec.template.spec.containers[name=web].image",
+
+  it("names each field applying would change, with the manager owning the live value", () => {
+    const live = stored({
+      replicas: 5,
+      cpu: "2",
+      managedFields: [
+        plumb,
+        edit("kubectl-edit", cpuPath),
+        edit("kube-controller-manager", { "f:spec": { "f:replicas": {} } }, "scale"),
+      ],
+    });
+    expect(serverDiff(stored(), live)).toEqual([
+      { path: "spec.replicas", desired: "2", live: "5", manager: "kube-controller-manager" },
+      {
+        path: "spec.template.spec.containers[name=web].resources.requests.cpu",
+        desired: "1",
+        live: "2",
+        manager: "kubectl-edit",
+      },
     ]);
   });
-  it("a field the new revision adds is a change; an unchanged object has none", () => {
-    const desired = deploy("nginx:1", "1", { paused: true });
+
+  it("a field applying removes has no desired value; a container added is one entry", () => {
+    const live: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "c", managedFields: [] },
+      data: { key: "a", legacy: "b" },
+    };
+    expect(serverDiff({ ...live, data: { key: "a" } }, live)).toEqual([
+      { path: "data.legacy", live: "b" },
+    ]);
+    const two = structuredClone(stored());
+    const containers = (two["spec"] as { template: { spec: { containers: unknown[] } } }).template
+      .spec.containers;
+    containers.push({ name: "sidecar", image: "envoy:1" });
+    expect(serverDiff(two, stored())).toEqual([
+      {
+        path: "spec.template.spec.containers[name=sidecar]",
+        desired: '{"name":"sidecar","image":"envoy:1"}',
+      },
+    ]);
+  });
+
+  it("lists without names compare whole", () => {
+    const ports = structuredClone(stored());
+    const c = (
+      ports["spec"] as { template: { spec: { containers: Array<Record<string, unknown>> } } }
+    ).template.spec.containers[0]!;
+    c["ports"] = [{ containerPort: 9090, protocol: "TCP" }];
+    expect(serverDiff(ports, stored())).toEqual([
+      {
+        path: "spec.template.spec.containers[name=web].ports",
+        desired: '[{"containerPort":9090,"protocol":"TCP"}]',
+        live: '[{"containerPort":8080,"protocol":"TCP"}]',
+      },
+    ]);
+  });
+
+  it("never reports a Secret's values", () => {
+    const live: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "s",
+        managedFields: [edit("kubectl-edit", { "f:data": { "f:password": {} } })],
+      },
+      data: { password: "Y2hhbmdlZA==" },
+    };
+    const drift = serverDiff({ ...live, data: { password: "aHVudGVyMg==" } }, live);
+    expect(drift).toEqual([{ path: "data.password", manager: "kubectl-edit" }]);
+    expect(JSON.stringify(drift)).not.toMatch(/aHVudGVyMg|Y2hhbmdlZA/);
+  });
+
+  it("leaves out what the caller ignores", () => {
+    const ns = (app: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: "team-a", labels: { "plumb.dev/app": app } },
+    });
     expect(
-      changedFields(desired, deploy("nginx:1", "1", { paused: true }), deploy("nginx:1", "1")),
-    ).toEqual(["spec.paused"]);
-    expect(
-      changedFields(deploy("nginx:1", "1"), deploy("nginx:1", "1"), deploy("nginx:1", "1")),
+      serverDiff(ns("b"), ns("a"), { ignore: (p) => p === "metadata.labels.plumb.dev/app" }),
     ).toEqual([]);
+  });
+});
+
+describe("ownersOf", () => {
+  it("matches a list item keyed by more than its name by the name", () => {
+    const entry: ManagedFieldsEntry = {
+      manager: "m",
+      fieldsV1: { "f:ports": { 'k:{"name":"http","port":80}': { "f:port": {} } } },
+    };
+    expect(ownersOf([entry], ["f:ports", 'k:{"name":"http"}', "f:port"])).toEqual(["m"]);
+    expect(ownersOf([entry], ["f:ports", 'k:{"name":"grpc"}', "f:port"])).toEqual([]);
   });
 });

@@ -1,101 +1,137 @@
-// Drift: desired vs live, field by field, with the field manager that owns each drifted value.
+// Desired versus live as the API server sees them (issue 10, kinds 1 and 8). Two pure passes:
+// `suspect` (no request) says whether an object may differ from what the server would store if
+// plumb applied it; for a suspect the loop asks the server (a server-side-apply dry run) and
+// `serverDiff` lists what applying would change, field by field, with the manager that owns
+// each live value. The server decides normalisation: quantities ("1000m" is stored "1"), omitted
+// zero values and empty lists, defaults, int-or-string.
 import { FIELD_MANAGER } from "../app/index.ts";
-import { canonicalJson, isRecord, type KubeObject } from "../core/index.ts";
+import {
+  canonicalJson,
+  isRecord,
+  type KubeObject,
+  type ManagedFieldsEntry,
+} from "../core/index.ts";
 
 export interface DriftedField {
   /** Readable path: "spec.template.spec.containers[name=web].image". */
   path: string;
+  /** What applying would store (the dry run's value); absent when applying removes the field. */
   desired?: string;
+  /** The live value; absent when the field is not set live. */
   live?: string;
-  /** The field manager owning the live value, when one does. */
+  /** The field manager owning the live value, when one other than plumb does. */
   manager?: string;
 }
 
 interface Leaf {
   path: string;
-  /** fieldsV1 keys of the path: ["f:spec", "f:template", ..., 'k:{"name":"web"}', "f:image"]. */
+  /** FieldsV1 keys of the path: ["f:spec", "f:template", ..., 'k:{"name":"web"}', "f:image"]. */
   keys: string[];
   desired: unknown;
   live: unknown;
   liveFound: boolean;
 }
 
+/** What a comparison leaves out: a Secret's values, and fields the caller ignores. */
+export interface DiffOptions {
+  /** Leaf paths never compared ("metadata.labels.plumb.dev/app" on a shared Namespace). */
+  ignore?: (path: string) => boolean;
+}
+
 /**
- * Fields of `desired` whose live value differs and is not owned by plumb's field manager.
- * A value that differs but is still owned by `plumb` is the API server's normalization
- * (quantities "0.5" → "500m", defaulted list items) and not drift: server-side apply moves
- * a field's ownership to whoever changes it (kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts).
- * Lists whose items all have a `name` are matched by name (the merge key of containers,
- * env, volumes, ports); other lists compare whole. `status` and metadata other than labels
- * and annotations are ignored, and so are desired nulls and a Secret's write-only stringData.
- * Values of a v1 Secret are never reported (path and manager only). Pure.
+ * Whether `desired` may differ from what the API server would store if plumb applied it over
+ * `live` — cheap and conservative (a false "yes" costs one dry run; a false "no" would hide a
+ * change). Each field `desired` sets is compared with its live value:
+ * - equal, or a desired null (kubectl's `creationTimestamp: null`), or an empty list or map the
+ *   server omits: not a difference;
+ * - different but owned by plumb while `applied` (this very form is what plumb last applied):
+ *   the server's normalisation ("1000m" stored "1", a zero it omits). Server-side apply moves a
+ *   field to whoever changes it and drops a field removed by an update from every manager
+ *   (kubernetes.io/docs/reference/using-api/server-side-apply/#field-management), so a value
+ *   still plumb's is the one plumb applied;
+ * - any other difference: suspect.
+ * When not `applied`, a field plumb owns live that `desired` no longer sets is suspect too
+ * (applying would remove it: a key removed in Git). A Secret's stringData is write-only (folded
+ * into data): compared only through `applied`.
  */
-export function detectDrift(desired: KubeObject, live: KubeObject): DriftedField[] {
+export function suspect(
+  desired: KubeObject,
+  live: KubeObject,
+  applied: boolean,
+  options: DiffOptions = {},
+): boolean {
   const leaves: Leaf[] = [];
-  const { status: _s, metadata, ...body } = desired;
-  const meta = { labels: metadata.labels, annotations: metadata.annotations };
-  walk({ metadata: meta, ...body }, live as unknown, "", [], true, leaves);
-  const owners = (live.metadata.managedFields ?? []).filter(
-    (m) => m.subresource === undefined || m.subresource === "",
-  );
+  walkDesired(body(desired), live as unknown, "", [], true, leaves);
+  const owners = live.metadata.managedFields ?? [];
+  for (const leaf of leaves) {
+    if (leaf.desired === null || options.ignore?.(leaf.path)) continue;
+    if (desired.kind === "Secret" && leaf.path.startsWith("stringData.")) {
+      if (applied) continue;
+      return true;
+    }
+    if (leaf.liveFound && canonicalJson(leaf.desired) === canonicalJson(leaf.live)) continue;
+    if (!leaf.liveFound && isEmpty(leaf.desired)) continue;
+    if (applied && ownersOf(owners, leaf.keys).includes(FIELD_MANAGER)) continue;
+    return true;
+  }
+  if (!applied) {
+    const mine = owners.find(
+      (m) => m.manager === FIELD_MANAGER && m.operation === "Apply" && !m.subresource,
+    );
+    if (mine?.fieldsV1 && ownsUnset(mine.fieldsV1, body(desired))) return true;
+  }
+  return false;
+}
+
+/**
+ * What applying would change: `dryRun` (the object a server-side-apply dry run of the desired
+ * form returned) against `live`, field by field — labels, annotations and everything but
+ * metadata and status. Lists whose items all have a `name` (containers, env, volumes, ports by
+ * name) are matched by name and an item present on one side only is one entry; other lists
+ * compare whole. Each entry names the manager owning the live value (other than plumb).
+ * A v1 Secret's values are never reported: path and manager only.
+ */
+export function serverDiff(
+  dryRun: KubeObject,
+  live: KubeObject,
+  options: DiffOptions = {},
+): DriftedField[] {
+  const leaves: Leaf[] = [];
+  walkBoth(body(dryRun), body(live), "", [], leaves);
+  const owners = live.metadata.managedFields ?? [];
+  const secret = live.kind === "Secret" && live.apiVersion === "v1";
   const out: DriftedField[] = [];
   for (const leaf of leaves) {
-    // null in a manifest means "unset" (creationTimestamp: null from kubectl --dry-run).
-    if (leaf.desired === null) continue;
-    // stringData is write-only: the API server folds it into data.
-    if (desired.kind === "Secret" && leaf.path.startsWith("stringData.")) continue;
-    if (leaf.liveFound && canonicalJson(leaf.desired) === canonicalJson(leaf.live)) continue;
-    const manager = owners.find((m) => hasPath(m.fieldsV1, leaf.keys))?.manager;
-    // Still plumb's and present: the API server normalized it. Gone is drift whoever owns it.
-    if (manager === FIELD_MANAGER && leaf.liveFound) continue;
-    // A Secret's values never leave the cluster: report the path and the manager only.
-    const secret = desired.kind === "Secret" && desired.apiVersion === "v1";
+    if (options.ignore?.(leaf.path)) continue;
     const field: DriftedField = { path: leaf.path };
-    if (!secret) field.desired = show(leaf.desired);
-    if (leaf.liveFound && !secret) field.live = show(leaf.live);
-    if (manager !== undefined && manager !== FIELD_MANAGER) field.manager = manager;
+    if (!secret && leaf.desired !== undefined) field.desired = show(leaf.desired);
+    if (!secret && leaf.live !== undefined) field.live = show(leaf.live);
+    const manager = ownersOf(owners, leaf.keys).find((m) => m !== FIELD_MANAGER);
+    if (manager !== undefined && leaf.live !== undefined) field.manager = manager;
     out.push(field);
   }
   return out;
 }
 
-/**
- * Paths of `desired`'s fields whose value would change if it were applied: the result of a
- * server-side dry-run apply (`dryRun`) compared with the live object, field by field along
- * the desired object's own fields (same path syntax as {@link detectDrift}). Unlike drift, it
- * does not matter who owns a field: this is the approval preview (issue 16), where a field
- * plumb owns changes because the source changed it; comparing against the dry run (not the
- * manifest) leaves out the API server's normalization. Pure.
- */
-export function changedFields(desired: KubeObject, dryRun: KubeObject, live: KubeObject): string[] {
-  const { status: _s, metadata, ...body } = desired;
-  const shape = {
-    metadata: { labels: metadata.labels, annotations: metadata.annotations },
-    ...body,
-  };
-  const after: Leaf[] = [];
-  const before: Leaf[] = [];
-  walk(shape, dryRun as unknown, "", [], true, after);
-  walk(shape, live as unknown, "", [], true, before);
-  const beforeByPath = new Map(before.map((l) => [l.path, l]));
-  const out: string[] = [];
-  for (const a of after) {
-    if (a.desired === null) continue;
-    if (desired.kind === "Secret" && a.path.startsWith("stringData.")) continue;
-    const b = beforeByPath.get(a.path);
-    const same =
-      b !== undefined &&
-      a.liveFound === b.liveFound &&
-      canonicalJson(a.live) === canonicalJson(b.live);
-    if (!same && !out.includes(a.path)) out.push(a.path);
-  }
-  for (const b of before) {
-    if (!after.some((a) => a.path === b.path) && !out.includes(b.path)) out.push(b.path);
-  }
-  return out;
+/** An object's comparable body: labels, annotations and all but metadata and status. */
+function body(obj: KubeObject): Record<string, unknown> {
+  const { status: _s, metadata, apiVersion: _a, kind: _k, ...rest } = obj;
+  const meta: Record<string, unknown> = {};
+  if (metadata.labels !== undefined) meta["labels"] = metadata.labels;
+  if (metadata.annotations !== undefined) meta["annotations"] = metadata.annotations;
+  return Object.keys(meta).length > 0 ? { metadata: meta, ...rest } : rest;
 }
 
-function walk(
+const isEmpty = (v: unknown) =>
+  (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
+
+/** True when every item of both lists is an object with a string `name` (the merge key). */
+function byName(...lists: unknown[][]): boolean {
+  const items = lists.flat();
+  return items.length > 0 && items.every((i) => isRecord(i) && typeof i["name"] === "string");
+}
+
+function walkDesired(
   d: unknown,
   l: unknown,
   path: string,
@@ -107,22 +143,12 @@ function walk(
     for (const [k, v] of Object.entries(d)) {
       if (v === undefined) continue;
       const lv = isRecord(l) ? l[k] : undefined;
-      walk(
-        v,
-        lv,
-        path ? `${path}.${k}` : k,
-        [...keys, `f:${k}`],
-        found && isRecord(l) && k in l,
-        out,
-      );
+      const here = found && isRecord(l) && k in l;
+      walkDesired(v, lv, path ? `${path}.${k}` : k, [...keys, `f:${k}`], here, out);
     }
     return;
   }
-  if (
-    Array.isArray(d) &&
-    d.length > 0 &&
-    d.every((i) => isRecord(i) && typeof i["name"] === "string")
-  ) {
+  if (Array.isArray(d) && byName(d)) {
     const liveItems = Array.isArray(l) ? l.filter(isRecord) : [];
     for (const item of d as Record<string, unknown>[]) {
       const name = item["name"] as string;
@@ -130,7 +156,6 @@ function walk(
       const itemPath = `${path}[name=${name}]`;
       const itemKeys = [...keys, `k:${JSON.stringify({ name })}`];
       if (li === undefined) {
-        // The whole item is gone (a container or env var removed): one entry, not one per field.
         out.push({
           path: itemPath,
           keys: itemKeys,
@@ -140,11 +165,53 @@ function walk(
         });
         continue;
       }
-      walk(item, li, itemPath, itemKeys, found, out);
+      walkDesired(item, li, itemPath, itemKeys, found, out);
     }
     return;
   }
   out.push({ path, keys, desired: d, live: l, liveFound: found });
+}
+
+function walkBoth(d: unknown, l: unknown, path: string, keys: string[], out: Leaf[]): void {
+  if (isRecord(d) && isRecord(l)) {
+    for (const k of new Set([...Object.keys(d), ...Object.keys(l)])) {
+      walkBoth(d[k], l[k], path ? `${path}.${k}` : k, [...keys, `f:${k}`], out);
+    }
+    return;
+  }
+  if (Array.isArray(d) && Array.isArray(l) && byName(d, l)) {
+    const named = (xs: unknown[]) => new Map(xs.map((x) => [(x as { name: string }).name, x]));
+    const [dn, ln] = [named(d), named(l)];
+    for (const name of new Set([...dn.keys(), ...ln.keys()])) {
+      const itemKeys = [...keys, `k:${JSON.stringify({ name })}`];
+      const [di, li] = [dn.get(name), ln.get(name)];
+      const itemPath = `${path}[name=${name}]`;
+      if (di === undefined || li === undefined) {
+        out.push({
+          path: itemPath,
+          keys: itemKeys,
+          desired: di,
+          live: li,
+          liveFound: li !== undefined,
+        });
+      } else walkBoth(di, li, itemPath, itemKeys, out);
+    }
+    return;
+  }
+  if (canonicalJson(d) === canonicalJson(l)) return;
+  out.push({ path, keys, desired: d, live: l, liveFound: l !== undefined });
+}
+
+/**
+ * The managers whose field set holds the path `keys` (subresource entries included: an HPA or
+ * `kubectl scale` owns spec.replicas through the scale subresource). A list item keyed by more
+ * than its name (ports: containerPort and protocol) still matches by name.
+ */
+export function ownersOf(
+  entries: readonly ManagedFieldsEntry[],
+  keys: readonly string[],
+): string[] {
+  return entries.filter((m) => hasPath(m.fieldsV1, keys)).map((m) => m.manager ?? "");
 }
 
 function hasPath(fields: Record<string, unknown> | undefined, keys: readonly string[]): boolean {
@@ -155,7 +222,6 @@ function hasPath(fields: Record<string, unknown> | undefined, keys: readonly str
       node = node[key];
       continue;
     }
-    // A list item keyed by more than name (ports: containerPort+protocol) still matches by name.
     const name = key.startsWith("k:")
       ? (JSON.parse(key.slice(2)) as { name?: string }).name
       : undefined;
@@ -169,6 +235,44 @@ function hasPath(fields: Record<string, unknown> | undefined, keys: readonly str
     node = node[alt];
   }
   return true;
+}
+
+/**
+ * True when the FieldsV1 set `fields` holds a field `desired` does not set: a map key ("f:"),
+ * a list item by its keys ("k:", the desired item matching every key field it sets, so a
+ * defaulted key such as a port's protocol still matches) or a set value ("v:").
+ */
+function ownsUnset(fields: Record<string, unknown>, desired: unknown): boolean {
+  for (const [key, child] of Object.entries(fields)) {
+    if (key === ".") continue;
+    let next: unknown;
+    if (key.startsWith("f:")) {
+      if (!isRecord(desired)) continue; // desired sets a value here: the value check decides
+      const name = key.slice(2);
+      if (!(name in desired) || desired[name] === null) return true;
+      next = desired[name];
+    } else if (key.startsWith("k:")) {
+      if (!Array.isArray(desired)) continue;
+      const want = JSON.parse(key.slice(2)) as Record<string, unknown>;
+      next = desired.find(
+        (item) =>
+          isRecord(item) &&
+          Object.entries(want).every(
+            ([k, v]) => !(k in item) || canonicalJson(item[k]) === canonicalJson(v),
+          ),
+      );
+      if (next === undefined) return true;
+    } else if (key.startsWith("v:")) {
+      if (!Array.isArray(desired)) continue;
+      const value = key.slice(2);
+      if (!desired.some((item) => canonicalJson(item) === value)) return true;
+      continue;
+    } else {
+      continue; // "i:" (positional) and anything newer: leave it to the other checks
+    }
+    if (isRecord(child) && ownsUnset(child, next)) return true;
+  }
+  return false;
 }
 
 function show(value: unknown): string {

@@ -228,6 +228,66 @@ describe("decide", () => {
       { action: "apply", revision: R3, reason: "Automated" },
     ],
     [
+      "a new commit whose render is the applied one is up to date (issue 10, kind 7)",
+      spec(),
+      { ...applied, objectHash: "h3" },
+      { action: "none", reason: "UpToDate" },
+    ],
+    [
+      "requiresApproval does not hold a commit whose render is the applied one",
+      policy({ requiresApproval: true }),
+      { ...applied, objectHash: "h3" },
+      { action: "none", reason: "UpToDate" },
+    ],
+    [
+      "requiresApproval awaits when the held render comes from another commit",
+      policy({ requiresApproval: true }),
+      { ...applied, heldRevision: R1, heldObjectHash: "h3" },
+      { action: "none", reason: "AwaitingApproval" },
+    ],
+    [
+      "requiresApproval: a rejected render is not held again, whatever commit renders it",
+      policy({ requiresApproval: true }),
+      { ...applied, rejectedRevision: R1, rejectedObjectHash: "h3" },
+      { action: "none", reason: "Rejected" },
+    ],
+    [
+      "requiresApproval: a render other than the rejected one is held",
+      policy({ requiresApproval: true }),
+      { ...applied, rejectedRevision: R3, rejectedObjectHash: "h-rejected" },
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
+      "automated keeps a Rollback while the source renders what was rolled back from",
+      spec(),
+      { ...applied, rolledBackFrom: R1, rolledBackFromObjectHash: "h3" },
+      { action: "none", reason: "RolledBack" },
+    ],
+    [
+      "automated applies a render other than the one rolled back from, whatever the revision",
+      spec(),
+      { ...applied, rolledBackFrom: R3, rolledBackFromObjectHash: "h-rolled-back" },
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "automated does not retry a render whose apply failed terminally",
+      spec(),
+      { ...applied, failedObjectHash: "h3" },
+      { action: "none", reason: "ApplyStalled" },
+    ],
+    [
+      "automated applies a new render after a terminal failure",
+      spec(),
+      { ...applied, failedObjectHash: "h-old" },
+      { action: "apply", revision: R3, reason: "Automated" },
+    ],
+    [
+      "a Sync operation retries a render whose apply failed terminally",
+      withOp(op("Sync")),
+      { ...applied, failedObjectHash: "h3" },
+      { action: "apply", revision: R3, reason: "Sync", operation: op("Sync") },
+    ],
+    [
       "without automated a new revision waits for a manual sync",
       policy({ automated: false }),
       applied,
@@ -248,7 +308,11 @@ describe("decide", () => {
 describe("outOfSync", () => {
   it.each<[string, AppStatus, boolean]>([
     ["same revision and render", { revision: R3, objectHash: "h3" }, false],
-    ["another revision", { revision: R2, objectHash: "h3" }, true],
+    [
+      "another revision with the same render (a commit elsewhere in a monorepo)",
+      { revision: R2, objectHash: "h3" },
+      false,
+    ],
     ["same revision, another render", { revision: R3, objectHash: "h2" }, true],
     ["a partial apply (no objectHash) is out of sync", { revision: R3 }, true],
     ["never applied", {}, true],

@@ -30,9 +30,21 @@ export type Decision =
    */
   | { action: "none"; reason: GateReason; operation?: Operation; message?: string };
 
-/** True when `desired` differs from what was last applied. */
+/**
+ * True when the source's render differs from what was last applied. The rendered objects
+ * decide (objectHash), not the commit: in a monorepo a commit that changes another App's path
+ * changes nothing here (issue 10, kind 7), as Argo CD compares manifests, not revisions.
+ */
 export function outOfSync(status: AppStatus, head: SourceHead): boolean {
-  return status.revision !== head.revision || status.objectHash !== head.objectHash;
+  return status.objectHash !== head.objectHash;
+}
+
+/** The render a Rollback moved away from (by objectHash; by revision for older statuses). */
+function rolledBackFrom(status: AppStatus, head: SourceHead): boolean {
+  if (status.rolledBackFromObjectHash !== undefined) {
+    return status.rolledBackFromObjectHash === head.objectHash;
+  }
+  return status.rolledBackFrom !== undefined && status.rolledBackFrom === head.revision;
 }
 
 /**
@@ -42,11 +54,14 @@ export function outOfSync(status: AppStatus, head: SourceHead): boolean {
  *    Rollback applies a revision from status.previousRevisions (or the current one);
  *    Approve applies status.heldRevision if the operation names it; Reject turns it down;
  *    Restart restarts.
- * 3. `syncPolicy.requiresApproval`: a revision or objectHash not yet applied is Held, unless
- *    that same revision and objectHash were rejected (status.rejectedRevision).
- * 4. `syncPolicy.automated`: apply what differs, except the revision a Rollback moved away
- *    from (Argo CD disables auto-sync on rollback; plumb waits for a newer revision instead).
+ * 3. `syncPolicy.requiresApproval`: a render (objectHash) not yet applied is Held, once, unless
+ *    that render was rejected (status.rejectedObjectHash).
+ * 4. `syncPolicy.automated`: apply a render that differs from the applied one, except the render
+ *    a Rollback moved away from (Argo CD disables auto-sync on rollback; plumb waits for a new
+ *    render instead) and a render whose apply failed terminally (status.failedObjectHash: an
+ *    immutable field; Argo CD does not auto-sync a revision whose sync failed either).
  * 5. otherwise apply nothing (OutOfSync or Synced, health only).
+ * A commit whose render equals the applied one is observed, never applied, held or announced.
  */
 export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Decision {
   const op = pendingOperation(spec, status);
@@ -58,15 +73,16 @@ export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Deci
   if (op) return decideOperation(op, status, head);
   const differs = outOfSync(status, head);
   if (spec.syncPolicy.requiresApproval && differs) {
-    if (status.heldRevision === head.revision && status.heldObjectHash === head.objectHash) {
+    if (status.heldObjectHash === head.objectHash) {
       return { action: "none", reason: GateReason.AwaitingApproval };
     }
     if (rejected(status, head)) return { action: "none", reason: GateReason.Rejected };
     return { action: "hold", revision: head.revision, reason: GateReason.RequiresApproval };
   }
   if (spec.syncPolicy.automated && differs) {
-    if (status.rolledBackFrom !== undefined && status.rolledBackFrom === head.revision) {
-      return { action: "none", reason: GateReason.RolledBack };
+    if (rolledBackFrom(status, head)) return { action: "none", reason: GateReason.RolledBack };
+    if (status.failedObjectHash === head.objectHash) {
+      return { action: "none", reason: GateReason.ApplyStalled };
     }
     return { action: "apply", revision: head.revision, reason: GateReason.Automated };
   }
@@ -121,11 +137,10 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
 }
 
 /** The source names exactly what a Reject turned down (same revision and rendered set). */
+/** The render a Reject turned down (by objectHash: another commit rendering it is rejected too). */
 function rejected(status: AppStatus, head: SourceHead): boolean {
-  return (
-    status.rejectedRevision === head.revision &&
-    (status.rejectedObjectHash === undefined || status.rejectedObjectHash === head.objectHash)
-  );
+  if (status.rejectedObjectHash !== undefined) return status.rejectedObjectHash === head.objectHash;
+  return status.rejectedRevision === head.revision;
 }
 
 function refuse(operation: Operation, message: string): Decision {

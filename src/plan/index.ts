@@ -1,12 +1,15 @@
 // Pure planning: gates, prune plan, conditions, schedule and notification decisions.
 export * from "./adopt.ts";
 export * from "./applied.ts";
+export * from "./apply-error.ts";
 export * from "./apply-policy.ts";
+export * from "./autoscaled.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";
 export * from "./events.ts";
+export * from "./finished.ts";
 export * from "./gates.ts";
 export * from "./hosts.ts";
 export * from "./inventory.ts";
@@ -18,6 +21,7 @@ export * from "./preview.ts";
 export * from "./prune.ts";
 export * from "./resources.ts";
 export * from "./schedule.ts";
+export * from "./shared.ts";
 export * from "./slack-message.ts";
 export * from "./status.ts";
 export * from "./steady.ts";

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { InventoryEntry } from "../app/index.ts";
 import type { ObjectRef } from "../core/index.ts";
 import { refKey } from "../core/index.ts";
-import { type InventoryInput, inventoryAfterApply, staleRefs } from "./inventory.ts";
+import { appliedForms, type InventoryInput, inventoryAfterApply, staleRefs } from "./inventory.ts";
 
 const ref = (kind: string, name: string, apiVersion = "v1"): ObjectRef => ({
   apiVersion,
@@ -16,9 +17,11 @@ const d = ref("Service", "d");
 const web = ref("Deployment", "web", "apps/v1");
 const webOld = ref("Deployment", "web", "apps/v1beta1");
 const keys = (...refs: ObjectRef[]) => new Set(refs.map(refKey));
+const hashes = (...pairs: Array<[string, ObjectRef]>) =>
+  new Map(pairs.map(([h, r]) => [refKey(r), h]));
 
 describe("inventoryAfterApply", () => {
-  it.each<[string, InventoryInput, ObjectRef[]]>([
+  it.each<[string, InventoryInput, InventoryEntry[]]>([
     [
       "everything applied: the desired set, in render order",
       { previous: [], desired: [b, a], failed: keys(), kept: [] },
@@ -65,6 +68,37 @@ describe("inventoryAfterApply", () => {
       [a, b],
     ],
     [
+      "applied objects record the hash of the form they applied",
+      {
+        previous: [{ ...a, hash: "a0" }],
+        desired: [a, b],
+        failed: keys(),
+        kept: [],
+        hashes: hashes(["a1", a], ["b1", b]),
+      },
+      [
+        { ...a, hash: "a1" },
+        { ...b, hash: "b1" },
+      ],
+    ],
+    [
+      "an owned object whose apply failed keeps the hash of the form it last applied",
+      {
+        previous: [
+          { ...a, hash: "a0" },
+          { ...c, hash: "c0" },
+        ],
+        desired: [a],
+        failed: keys(a),
+        kept: [{ ...c, hash: "c0" }],
+        hashes: hashes(["a1", a]),
+      },
+      [
+        { ...a, hash: "a0" },
+        { ...c, hash: "c0" },
+      ],
+    ],
+    [
       "an empty render with nothing kept owns nothing",
       {
         previous: [a, b],
@@ -88,5 +122,42 @@ describe("staleRefs", () => {
     ["a same-named object of another kind is not", [ref("Secret", "a")], [a], [ref("Secret", "a")]],
   ])("%s", (_name, previous, desired, expected) => {
     expect(staleRefs(previous, desired)).toEqual(expected);
+  });
+});
+
+describe("appliedForms", () => {
+  it.each<[string, InventoryEntry[], Map<string, string>, string | undefined, string, ObjectRef[]]>(
+    [
+      [
+        "objects whose rendered form hashes as the one applied",
+        [
+          { ...a, hash: "a1" },
+          { ...b, hash: "b0" },
+        ],
+        hashes(["a1", a], ["b1", b]),
+        "set-old",
+        "set-new",
+        [a],
+      ],
+      [
+        "entries without a hash (an older status): all, when the whole render is the applied one",
+        [a, b],
+        hashes(["a1", a], ["b1", b]),
+        "set",
+        "set",
+        [a, b],
+      ],
+      ["entries without a hash, another render: none", [a, b], hashes(["a1", a]), "s0", "s1", []],
+      [
+        "an object not rendered any more is not applied",
+        [{ ...c, hash: "c0" }],
+        hashes(),
+        "s",
+        "s",
+        [],
+      ],
+    ],
+  )("%s", (_name, inventory, rendered, appliedHash, objectHash, expected) => {
+    expect(appliedForms(inventory, rendered, appliedHash, objectHash)).toEqual(keys(...expected));
   });
 });

@@ -47,6 +47,23 @@ describe("transitions", () => {
     ]);
   });
 
+  it("a failure that clears without a new apply is announced once (Synced, in sync again)", () => {
+    const failing: AppStatus = {
+      revision: A,
+      observedRevision: B,
+      conditions: ready("False", "RenderFailed", "x.yaml:1: bad"),
+    };
+    const fixed: AppStatus = { ...failing, conditions: ready("True", "Synced") };
+    expect(transitions(failing, fixed, 0)).toEqual([
+      { event: "Synced", message: "in sync again at revision bbbbbbb" },
+    ]);
+    expect(transitions(fixed, fixed, 0)).toEqual([]);
+    const applied: AppStatus = { ...fixed, revision: B };
+    expect(transitions(failing, applied, 0)).toEqual([
+      { event: "Synced", message: "applied revision bbbbbbb" },
+    ]);
+  });
+
   it("Degraded, Recovered, Held and DriftCorrected on their transitions only", () => {
     expect(
       transitions({ healthStatus: "Healthy" }, { healthStatus: "Degraded", healthReason: "r" }, 0),

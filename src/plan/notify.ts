@@ -12,7 +12,9 @@ export interface Transition {
 
 /**
  * Transitions between the status before and after a run (pure):
- * Synced (a new revision applied without failures), Failed (Ready went False with a failure reason),
+ * Synced (a new revision applied without failures, or a failure cleared without one: a commit
+ * that fixes a broken render back to the applied objects has nothing to apply, issue 10 kind 7),
+ * Failed (Ready went False with a failure reason),
  * Degraded (health became Degraded), Recovered (Degraded → Healthy), Held (a new heldRevision),
  * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last
  * state yields nothing, so a steady failure alerts once.
@@ -27,6 +29,13 @@ export function transitions(
   const failedAfter = isFailure(after);
   if (after.revision && after.revision !== before.revision && !failedAfter) {
     out.push({ event: "Synced", message: `applied revision ${short(after.revision)}` });
+  }
+  if (failedBefore && !failedAfter && out.length === 0) {
+    const at = after.observedRevision ?? after.revision;
+    out.push({
+      event: "Synced",
+      message: at ? `in sync again at revision ${short(at)}` : "in sync again",
+    });
   }
   if (failedAfter && (!failedBefore || failedMessage(before) !== failedMessage(after))) {
     out.push({ event: "Failed", message: failedMessage(after) });

@@ -37,7 +37,7 @@ function input(over: Partial<ObservedInput> = {}, comparison?: Partial<Compariso
     prev,
     inventory: [A, B],
     desired: { revision: R1, objectHash: "h1" },
-    comparison: { resources: [synced(A), synced(B)], drift: [], ...comparison },
+    comparison: { resources: [synced(A), synced(B)], drift: [], errors: [], ...comparison },
     health: healthy,
     ...over,
   };
@@ -58,6 +58,37 @@ describe("observedOutcome", () => {
     [
       "the source names another revision: OutOfSync",
       input({ desired: { revision: R2, objectHash: "h2" } }),
+      outcome({ syncStatus: "OutOfSync" }),
+    ],
+    [
+      "another revision that renders the applied objects (a monorepo commit elsewhere): Synced",
+      input({ desired: { revision: R2, objectHash: "h1" } }),
+      outcome(),
+    ],
+    [
+      "the render whose apply failed terminally, still refused: ApplyFailed, Stalled",
+      input(
+        {
+          prev: { revision: R2, failedObjectHash: "h2", syncStatus: "OutOfSync" },
+          desired: { revision: R2, objectHash: "h2" },
+        },
+        { errors: [{ ref: A, message: "spec.template is immutable", terminal: true }] },
+      ),
+      outcome({
+        syncStatus: "OutOfSync",
+        failure: {
+          reason: "ApplyFailed",
+          message: "ConfigMap team-a/a: spec.template is immutable",
+          stalled: true,
+        },
+      }),
+    ],
+    [
+      "refused dry runs of a render that never failed to apply: no failure",
+      input(
+        { desired: { revision: R2, objectHash: "h2" } },
+        { errors: [{ ref: A, message: "spec.template is immutable", terminal: true }] },
+      ),
       outcome({ syncStatus: "OutOfSync" }),
     ],
     [

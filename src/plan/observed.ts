@@ -7,7 +7,7 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { type ObjectRef, refKey } from "../core/index.ts";
+import { describeRef, FailureReason, type ObjectRef, refKey } from "../core/index.ts";
 import type { Comparison } from "./compare.ts";
 import type { RunEvent } from "./events.ts";
 import type { RunOutcome } from "./status.ts";
@@ -27,10 +27,14 @@ export interface ObservedInput {
 }
 
 /**
+ * A render whose apply failed terminally (status.failedObjectHash) stays failed while the API
+ * server still refuses it in the comparison's dry run: ApplyFailed, Stalled until the render
+ * changes (issue 10, kind 4). Other refused dry runs show on their resource lines only.
+ *
  * The record of a run that applied nothing. After a correction the re-applied objects are
  * Synced again and status.drift is empty (what was not re-applied shows on the next run).
  * The sync status, unless given: OutOfSync when the render differs from what was applied
- * (revision or objectHash) or something drifted, else Synced. A run that rendered nothing
+ * (objectHash) or something drifted, else Synced. A run that rendered nothing
  * (the fast path, a restart) compared nothing: the last run's sync status and drift stand.
  */
 export function observedOutcome(input: ObservedInput): RunOutcome {
@@ -52,10 +56,8 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
   let syncStatus = input.syncStatus;
   if (syncStatus === undefined && !input.desired) syncStatus = input.prev.syncStatus ?? "Unknown";
   if (syncStatus === undefined) {
-    const differs = input.desired
-      ? input.prev.revision !== input.desired.revision ||
-        input.prev.objectHash !== input.desired.objectHash
-      : false;
+    // The rendered objects decide, not the commit (gates.ts outOfSync).
+    const differs = input.desired ? input.prev.objectHash !== input.desired.objectHash : false;
     syncStatus = differs || drift.length > 0 ? "OutOfSync" : "Synced";
   }
   const out: RunOutcome = {
@@ -67,5 +69,17 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
     events,
   };
   if (driftCorrected > 0) out.driftCorrected = driftCorrected;
+  const refused = input.comparison.errors.filter((e) => e.terminal);
+  if (
+    input.desired &&
+    input.prev.failedObjectHash === input.desired.objectHash &&
+    refused.length > 0
+  ) {
+    out.failure = {
+      reason: FailureReason.ApplyFailed,
+      message: refused.map((e) => `${describeRef(e.ref)}: ${e.message}`).join("; "),
+      stalled: true,
+    };
+  }
   return out;
 }

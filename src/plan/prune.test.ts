@@ -56,7 +56,12 @@ describe("planPrune", () => {
       plan: {
         delete: [],
         skip: [
-          { ref: cm, reason: "ConfigMap team-a/cfg is also rendered by another App", keep: false },
+          {
+            ref: cm,
+            reason: "ConfigMap team-a/cfg is also rendered by another App",
+            keep: false,
+            claimed: true,
+          },
         ],
       },
     },
@@ -67,7 +72,12 @@ describe("planPrune", () => {
       plan: {
         delete: [],
         skip: [
-          { ref: cm, reason: "ConfigMap team-a/cfg is also rendered by another App", keep: false },
+          {
+            ref: cm,
+            reason: "ConfigMap team-a/cfg is also rendered by another App",
+            keep: false,
+            claimed: true,
+          },
         ],
       },
     },
@@ -229,6 +239,30 @@ describe("planPrune", () => {
         app,
       }),
     ).toEqual(plan);
+  });
+
+  it("names the other Apps that render a shared Namespace (issue 10, kind 6)", () => {
+    const shared = ref("v1", "Namespace", "team-a");
+    expect(
+      planPrune({
+        inventory: [shared],
+        desired: [],
+        live: new Map([live(shared)]),
+        claimedByOthers: new Set([refKey(shared)]),
+        claimants: new Map([[refKey(shared), ["team-a/demo-b", "team-b/demo"]]]),
+        app,
+      }),
+    ).toEqual({
+      delete: [],
+      skip: [
+        {
+          ref: shared,
+          reason: "kept Namespace team-a: also rendered by team-a/demo-b, team-b/demo",
+          keep: false,
+          claimed: true,
+        },
+      ],
+    });
   });
 
   it("plans only what the desired set lacks, in inventory order", () => {

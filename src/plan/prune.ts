@@ -26,6 +26,8 @@ export interface PruneInput {
   live: ReadonlyMap<string, KubeObject>;
   /** refKeys in the inventory of any other App. */
   claimedByOthers: ReadonlySet<string>;
+  /** The other Apps ("namespace/name") listing each claimed refKey, to name them. */
+  claimants?: ReadonlyMap<string, readonly string[]>;
   app: { namespace: string; name: string };
 }
 
@@ -34,6 +36,8 @@ export interface PruneSkip {
   reason: string;
   /** Keep it in the inventory (so a later run or the finalizer can still prune it). */
   keep: boolean;
+  /** Kept because another App renders it too (its deletion would pull it from under them). */
+  claimed?: boolean;
 }
 
 export interface PrunePlan {
@@ -60,10 +64,15 @@ export function planPrune(input: PruneInput): PrunePlan {
     const key = refKey(ref);
     if (desired.has(key)) continue;
     if (input.claimedByOthers.has(key)) {
+      const names = input.claimants?.get(key) ?? [];
       plan.skip.push({
         ref,
-        reason: `${describeRef(ref)} is also rendered by another App`,
+        reason:
+          names.length > 0
+            ? `kept ${describeRef(ref)}: also rendered by ${names.join(", ")}`
+            : `${describeRef(ref)} is also rendered by another App`,
         keep: false,
+        claimed: true,
       });
       continue;
     }

@@ -15,7 +15,13 @@ export function resourceStatus(
   health: { status: HealthStatus; message?: string } | undefined,
   message?: string,
 ): ResourceStatus {
-  const out: ResourceStatus = { ...ref, status };
+  const out: ResourceStatus = {
+    apiVersion: ref.apiVersion,
+    kind: ref.kind,
+    name: ref.name,
+    status,
+  };
+  if (ref.namespace !== undefined) out.namespace = ref.namespace;
   if (health) out.health = health.status;
   const text = message ?? health?.message;
   if (text) out.message = text.slice(0, MAX_MESSAGE);

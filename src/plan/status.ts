@@ -59,8 +59,11 @@ export interface RunRecord {
   held?: { revision: string; objectHash: string } | null;
   /** Set when this run rejected the held revision (issue 16); null clears a rejection. */
   rejected?: { revision: string; objectHash?: string } | null;
-  /** The revision a Rollback moved away from; null clears it. */
+  /** The revision a Rollback moved away from and its render's objectHash; null clears it. */
   rolledBackFrom?: string | null;
+  rolledBackFromObjectHash?: string | null;
+  /** The objectHash of a render whose apply failed terminally (Stalled); null clears it. */
+  failedObjectHash?: string | null;
   operationState?: OperationState;
   inventory: ObjectRef[];
   resources: ResourceStatus[];
@@ -130,6 +133,12 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   }
   if (run.rolledBackFrom === null) set("rolledBackFrom", undefined);
   else if (run.rolledBackFrom !== undefined) set("rolledBackFrom", run.rolledBackFrom);
+  if (run.rolledBackFromObjectHash === null) set("rolledBackFromObjectHash", undefined);
+  else if (run.rolledBackFromObjectHash !== undefined) {
+    set("rolledBackFromObjectHash", run.rolledBackFromObjectHash);
+  }
+  if (run.failedObjectHash === null) set("failedObjectHash", undefined);
+  else if (run.failedObjectHash !== undefined) set("failedObjectHash", run.failedObjectHash);
   if (run.operationState) set("operationState", run.operationState);
   set("inventory", run.inventory);
   set("resources", run.resources);

@@ -6,9 +6,10 @@ import { pendingOperation } from "./operations.ts";
  * True when the last full run saw the same revision, spec (generation) and render, nothing is
  * pending (no operation, no failure being retried, no selfHeal comparison owed) and the App is
  * not yet due for its next full comparison (status.nextReconcileAt > now). Then the run skips
- * the fetch and the render and only observes the inventory's health. Where the revision is not
- * the applied one, it must be one the gates would not apply anyway: frozen, manual sync, held
- * for approval, rejected (issue 16), or the revision a Rollback moved away from.
+ * the fetch and the render and only observes the inventory's health. Where the last render
+ * (observedObjectHash) is not the applied one, it must be one the gates would not apply anyway:
+ * frozen, manual sync, held for approval, rejected (issue 16), or the render a Rollback moved
+ * away from.
  * @param generation metadata.generation of the App now
  * @param revision what the source resolved to this run
  */
@@ -27,12 +28,14 @@ export function isSteady(
     prev.observedGeneration === generation &&
     prev.observedRevision === revision &&
     prev.observedObjectHash !== undefined &&
-    (prev.revision === revision ||
+    (prev.objectHash === prev.observedObjectHash ||
       spec.freeze ||
       !spec.syncPolicy.automated ||
-      prev.heldRevision === revision ||
-      prev.rejectedRevision === revision ||
-      prev.rolledBackFrom === revision) &&
+      prev.heldObjectHash === prev.observedObjectHash ||
+      prev.rejectedObjectHash === prev.observedObjectHash ||
+      (prev.rejectedObjectHash === undefined && prev.rejectedRevision === revision) ||
+      prev.rolledBackFromObjectHash === prev.observedObjectHash ||
+      (prev.rolledBackFromObjectHash === undefined && prev.rolledBackFrom === revision)) &&
     next > now.getTime()
   );
 }

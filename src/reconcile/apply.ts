@@ -8,23 +8,35 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
+import {
+  autoscaledApplyForms,
+  type FailedApply,
+  REPLICAS_HANDOVER_MANAGER,
+  replicasHandover,
+  sharedNamespaceForm,
+  unchangedTtlJobs,
+} from "../plan/index.ts";
+import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import { planHooks, runHookGroup } from "./hooks.ts";
-import { listLive } from "./observe.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
 
 export interface ApplyOutcome {
   /** Objects as the API server stored them (for health), by refKey. */
   applied: Map<string, KubeObject>;
-  /** Failure messages by refKey. */
-  failed: Map<string, string>;
+  /** Failures by refKey: a short message, and whether retrying the same render can help. */
+  failed: Map<string, FailedApply>;
+  /** Objects whose apply failed but which exist (for their own health), by refKey. */
+  existing: Map<string, KubeObject>;
+  /** Objects deleted and created again (plumb.dev/recreate), with the immutable fields. */
+  recreated: Array<{ ref: ObjectRef; fields: string[] }>;
   /** Objects another tool made that this run took over (spec.adopt). */
   adopted?: ObjectRef[];
   /** Set when a pre-sync hook failed: the rest was not applied, and nothing may be pruned. */
   halted?: string;
-  /** Nothing was applied: every object is live and the rendered set is the one last applied. */
-  unchanged?: boolean;
+  /** Jobs not applied because their TTL removed them once finished (unchangedTtlJobs). */
+  finished: Set<string>;
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
@@ -32,20 +44,23 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
 /**
  * Applies the desired objects this App may own: an object another App's inventory lists
  * (`owners`, from claimedByOthers) is not applied and fails with a message naming its owner —
- * an object is managed by one App, never taken over. Namespaces may be shared. An object that
+ * an object is managed by one App, never taken over. Namespaces may be shared (sharedForms). An object that
  * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
- * that exists is left alone (prepareTakeover).
+ * that exists is left alone (prepareTakeover). A workload an HPA of the render
+ * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms;
+ * issue 10, kind 2).
  */
 export async function applyDesired(
   ctx: RunContext,
   objects: readonly KubeObject[],
-  owners: ReadonlyMap<string, string>,
+  owners: ReadonlyMap<string, readonly string[]>,
   adopt = false,
+  hashes?: ReadonlyMap<string, string>,
 ): Promise<ApplyOutcome> {
   const contested = new Map<string, string>();
-  const mine = objects.filter((o) => {
+  const claimed = objects.filter((o) => {
     const key = refKey(refOf(o));
-    const owner = o.kind === "Namespace" ? undefined : owners.get(key);
+    const owner = o.kind === "Namespace" ? undefined : owners.get(key)?.join(", ");
     if (owner) {
       contested.set(
         key,
@@ -54,29 +69,85 @@ export async function applyDesired(
     }
     return owner === undefined;
   });
-  const takeover = await prepareTakeover(ctx, mine, adopt);
-  const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+  const mine = await sharedForms(claimed, owners, ctx);
+  // A Job with a TTL applied in this very form is not applied again: its TTL may have removed
+  // it, finished (issue 10, kind 5). It is read instead: live, or gone and done.
+  const unchanged = unchangedTtlJobs(mine, ctx.inventory, hashes);
+  const toApply = mine.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const takeover = await prepareTakeover(ctx, toApply, adopt);
+  const forms = autoscaledApplyForms(takeover.apply, new Set(ctx.inventory.map(refKey)));
+  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
-  for (const [key, message] of takeover.refused) outcome.failed.set(key, message);
-  for (const [key, message] of contested) outcome.failed.set(key, message);
+  for (const [key, message] of takeover.refused)
+    outcome.failed.set(key, { message, terminal: false });
+  for (const [key, message] of contested) outcome.failed.set(key, { message, terminal: false });
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
+  for (const obj of mine.filter((o) => unchanged.has(refKey(refOf(o))))) {
+    const key = refKey(refOf(obj));
+    try {
+      const live = await ctx.cluster.get(refOf(obj));
+      if (live) outcome.existing.set(key, live);
+      else outcome.finished.add(key);
+    } catch (e) {
+      outcome.failed.set(key, {
+        message: e instanceof Error ? e.message : String(e),
+        terminal: false,
+      });
+    }
+  }
+  await handOverReplicas(forms.handover, outcome, ctx);
   return outcome;
 }
 
 /**
- * When the rendered set hashes as the one last applied (a new commit that renders the same
- * objects, issue 13) and every object is live with the App's labels: an outcome with the live
- * objects standing in for the applied ones, and nothing applied (no hooks run either; drift is
- * selfHeal's business, not a new commit's). Otherwise undefined: apply. One list per kind.
+/**
+ * A Namespace other Apps render too keeps the tracking labels of the one that applied it first
+ * (sharedNamespaceForm; issue 10, kind 6): one read of each such Namespace.
  */
-export async function liveUnchanged(
-  ctx: RunContext,
+async function sharedForms(
   objects: readonly KubeObject[],
-): Promise<ApplyOutcome | undefined> {
-  if (objects.length === 0) return undefined;
-  const live = await listLive(objects.map(refOf), ctx.ref, ctx.cluster);
-  if (!objects.every((o) => live.has(refKey(refOf(o))))) return undefined;
-  return { applied: live, failed: new Map(), unchanged: true };
+  owners: ReadonlyMap<string, readonly string[]>,
+  ctx: RunContext,
+): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const obj of objects) {
+    const claimants = obj.kind === "Namespace" ? (owners.get(refKey(refOf(obj))) ?? []) : [];
+    if (claimants.length === 0) {
+      out.push(obj);
+      continue;
+    }
+    const live = await ctx.cluster.get(refOf(obj)).catch(() => undefined);
+    out.push(sharedNamespaceForm(obj, live, claimants));
+  }
+  return out;
+}
+
+/**
+ * Gives the replicas of each newly autoscaled workload that applied to the hand-over field
+ * manager (one apply each, once per workload and HPA pair), so plumb's later applies can leave
+ * spec.replicas out without resetting it. A failure is logged: the next apply retries nothing,
+ * but the autoscaler sets replicas again within its sync period.
+ */
+async function handOverReplicas(
+  keys: ReadonlySet<string>,
+  outcome: ApplyOutcome,
+  ctx: RunContext,
+): Promise<void> {
+  for (const key of keys) {
+    const stored = outcome.applied.get(key);
+    const handover = stored && replicasHandover(stored);
+    if (!handover) continue;
+    try {
+      await ctx.cluster.apply(handover, { fieldManager: REPLICAS_HANDOVER_MANAGER });
+    } catch (e) {
+      ctx.ports.log?.({
+        app: ctx.id,
+        msg: "replicas hand-over failed",
+        object: key,
+        error: String(e),
+      });
+    }
+  }
 }
 const CRD_WAIT_MS = 30_000;
 
@@ -91,12 +162,19 @@ export async function applyStaged(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
+  redact?: (text: string) => string,
 ): Promise<ApplyOutcome> {
-  const out: ApplyOutcome = { applied: new Map(), failed: new Map() };
+  const out: ApplyOutcome = {
+    applied: new Map(),
+    failed: new Map(),
+    existing: new Map(),
+    recreated: [],
+    finished: new Set(),
+  };
   const hooks = planHooks(objects);
   const first = hooks.plain.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = hooks.plain.filter((o) => !FIRST_STAGE.has(o.kind));
-  await applyAll(first, cluster, out);
+  await applyAll(first, cluster, sleep, out, redact);
   const crds = first.filter(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
@@ -109,13 +187,15 @@ export async function applyStaged(
       const skipped = [...hooks.pre.slice(i).flat(), ...rest, ...hooks.post.flat()];
       for (const o of skipped) {
         const key = refKey(refOf(o));
-        if (!out.failed.has(key)) out.failed.set(key, `not applied: pre-sync ${failure}`);
+        if (!out.failed.has(key)) {
+          out.failed.set(key, { message: `not applied: pre-sync ${failure}`, terminal: false });
+        }
       }
       out.halted = failure;
       return out;
     }
   }
-  await applyAll(rest, cluster, out);
+  await applyAll(rest, cluster, sleep, out, redact);
   for (const group of hooks.post) {
     if (await runHookGroup(group, cluster, sleep, out.applied, out.failed)) break;
   }
@@ -125,14 +205,19 @@ export async function applyStaged(
 async function applyAll(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
+  sleep: (ms: number) => Promise<void>,
   out: ApplyOutcome,
+  redact?: (text: string) => string,
 ): Promise<void> {
   for (const obj of objects) {
     const key = refKey(refOf(obj));
-    try {
-      out.applied.set(key, await cluster.apply(obj));
-    } catch (err) {
-      out.failed.set(key, err instanceof Error ? err.message : String(err));
+    const done = await applyObject(obj, cluster, sleep, redact);
+    if (done.ok) {
+      out.applied.set(key, done.stored);
+      if (done.recreated) out.recreated.push({ ref: refOf(obj), fields: done.recreated });
+    } else {
+      out.failed.set(key, { message: done.message, terminal: done.terminal });
+      if (done.live) out.existing.set(key, done.live);
     }
   }
 }
@@ -156,10 +241,10 @@ async function waitEstablished(
     if (pending.length === 0) return;
     if (waited >= CRD_WAIT_MS) {
       for (const crd of pending)
-        out.failed.set(
-          refKey(refOf(crd)),
-          `${describeRef(refOf(crd))} is not Established after 30s`,
-        );
+        out.failed.set(refKey(refOf(crd)), {
+          message: `${describeRef(refOf(crd))} is not Established after 30s`,
+          terminal: false,
+        });
       return;
     }
     await sleep(500);
@@ -208,4 +293,10 @@ export async function restartWorkloads(
     }
   }
   return { restarted, failed };
+}
+
+/** The run's redactor as a function, when the runtime gives one (issue 11). */
+export function redactOf(ctx: RunContext): ((text: string) => string) | undefined {
+  const redactor = ctx.ports.redactor;
+  return redactor ? (text) => redactor.redact(text) : undefined;
 }

@@ -1,7 +1,7 @@
 // What every step of one run shares: the App as read at the start, its last status, the ports
 // and the run's clock. A plain value; the steps return what they found.
-import type { App, AppStatus } from "../app/index.ts";
-import { type NamespacedName, nameOf, type ObjectRef } from "../core/index.ts";
+import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
+import { type NamespacedName, nameOf } from "../core/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
 export interface RunContext {
@@ -16,8 +16,8 @@ export interface RunContext {
   readonly ref: NamespacedName;
   /** "namespace/name", for messages and logs. */
   readonly id: string;
-  /** status.inventory: what the App owned when the run started. */
-  readonly inventory: readonly ObjectRef[];
+  /** status.inventory: what the App owned when the run started (with applied-form hashes). */
+  readonly inventory: readonly InventoryEntry[];
   /** The cluster the App's objects go to (today the one the App lives in: ports.kube). */
   readonly cluster: ClusterPort;
 }

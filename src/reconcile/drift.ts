@@ -1,8 +1,8 @@
 // Step 9, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
 import type { DriftEntry } from "../app/index.ts";
 import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
-import type { RunEvent } from "../plan/index.ts";
-import { applyStaged } from "./apply.ts";
+import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
+import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { withLease } from "./lease.ts";
 import type { Desired } from "./source.ts";
@@ -23,13 +23,14 @@ export async function correctDrift(
   desired: Desired,
   drift: readonly DriftEntry[],
 ): Promise<Correction> {
-  const byKey = new Map(desired.objects.map((o) => [refKey(refOf(o)), o]));
+  const forms = autoscaledApplyForms(desired.objects, new Set(ctx.inventory.map(refKey)));
+  const byKey = new Map(forms.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
   // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones,
   // and an adopting App keeps its workloads' live selectors.
   const outcome = await withLease(ctx.app, ctx.ports, async () => {
     const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
-    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep);
+    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   });
   return {
     applied: new Set(outcome.applied.keys()),

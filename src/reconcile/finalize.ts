@@ -1,6 +1,6 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER, validateSpec } from "../app/index.ts";
-import { FailureReason } from "../core/index.ts";
+import { EventReason, FailureReason } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import { removeDnsRecords } from "./dns.ts";
@@ -17,6 +17,8 @@ import { type RunLine, recordRun } from "./record.ts";
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
  * terminating namespace is too. With prune, the App's DNS records (issue 17) are removed too;
  * a provider error keeps the finalizer the same way.
+ * An object another App also renders (a shared Namespace) is kept
+ * with a Normal Event naming that App: "kept Namespace team-a: also rendered by team-a/demo-b".
  */
 export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
@@ -32,9 +34,20 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
       desired: [],
       live,
       claimedByOthers: new Set(owners.keys()),
+      claimants: owners,
       app: ctx.ref,
     });
     const done = await executePrune(ctx, plan);
+    // What another App renders too stays; say so where `kubectl describe app` shows it.
+    for (const skip of plan.skip.filter((s) => s.claimed)) {
+      await ctx.ports.kube
+        .emitEvent(ctx.app, {
+          type: "Normal",
+          reason: EventReason.PruneSkipped,
+          message: skip.reason,
+        })
+        .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
+    }
     if (done.failed.length > 0) {
       const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };

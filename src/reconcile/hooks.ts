@@ -2,6 +2,7 @@
 // group of hooks of one weight is applied, recreated first when its delete policy says
 // before-hook-creation, and its Jobs and Pods are waited for before the next step.
 import { describeRef, type KubeObject, refKey, refOf } from "../core/index.ts";
+import type { FailedApply } from "../plan/index.ts";
 import { type Hook, hookOf } from "../render/index.ts";
 import type { ClusterPort } from "./ports.ts";
 
@@ -51,7 +52,7 @@ export async function runHookGroup(
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void>,
   applied: Map<string, KubeObject>,
-  failed: Map<string, string>,
+  failed: Map<string, FailedApply>,
 ): Promise<string | undefined> {
   const started: KubeObject[] = [];
   for (const obj of group) {
@@ -70,7 +71,7 @@ export async function runHookGroup(
       started.push(obj);
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      failed.set(key, message);
+      failed.set(key, { message, terminal: false });
       return `hook ${describeRef(ref)}: ${message}`;
     }
   }
@@ -87,11 +88,11 @@ export async function runHookGroup(
         const now = fresh ? finished(fresh) : "done";
         if (now === "running") running++;
         else if (now !== "done") {
-          failed.set(key, now);
+          failed.set(key, { message: now, terminal: false });
           return `hook ${describeRef(ref)} failed: ${now}`;
         }
       } else if (state !== "done") {
-        failed.set(key, state);
+        failed.set(key, { message: state, terminal: false });
         return `hook ${describeRef(ref)} failed: ${state}`;
       }
     }
@@ -100,7 +101,7 @@ export async function runHookGroup(
       const message = `did not finish within ${HOOK_TIMEOUT_MS / 1000}s`;
       for (const obj of started) {
         if (finished(applied.get(refKey(refOf(obj))) ?? obj) === "running") {
-          failed.set(refKey(refOf(obj)), message);
+          failed.set(refKey(refOf(obj)), { message, terminal: false });
         }
       }
       return `hooks ${started.map((o) => describeRef(refOf(o))).join(", ")} ${message}`;

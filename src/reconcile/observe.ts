@@ -1,6 +1,6 @@
 // Step 8, observe: the live objects of an App, one list per kind (by tracking labels), their
 // health, and how they compare with the desired state.
-import { LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
+import { type InventoryEntry, LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
 import {
   gvkKey,
   type KubeObject,
@@ -9,11 +9,22 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
-import { assessSet, type SetHealth } from "../health/index.ts";
-import { type Comparison, compareDesired, dedupeRefs, keepLiveSelector } from "../plan/index.ts";
+import { assessSet, type HealthResult, type SetHealth } from "../health/index.ts";
+import {
+  appliedForms,
+  autoscaledCompareForms,
+  type Comparison,
+  compareDesired,
+  dedupeRefs,
+  FINISHED_MESSAGE,
+  finishedJobs,
+  keepLiveSelector,
+  markFinished,
+} from "../plan/index.ts";
+import { redactOf } from "./apply.ts";
+import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
 import type { ClusterPort } from "./ports.ts";
-import { previewChanges } from "./preview.ts";
 import type { Desired } from "./source.ts";
 import { adopting } from "./takeover.ts";
 
@@ -24,7 +35,8 @@ export function appSelector(namespace: string, name: string): string {
 
 /**
  * Lists the live objects of the given refs' kinds that carry the App's tracking labels:
- * one list request per kind (in the namespace when all refs of the kind share one).
+ * one list request per kind (in the namespace when all refs of the kind share one). Namespaces
+ * are read by name instead (one get each), whoever labels them: several Apps may render one.
  * @returns live objects by refKey
  */
 export async function listLive(
@@ -40,6 +52,14 @@ export async function listLive(
   const live = new Map<string, KubeObject>();
   for (const group of byKind.values()) {
     const first = group[0]!;
+    if (first.kind === "Namespace" && first.apiVersion === "v1") {
+      // A Namespace may be shared: another App's labels may be on it (issue 10, kind 6).
+      for (const ref of group) {
+        const ns = await cluster.get(ref);
+        if (ns) live.set(refKey(ref), { ...ns, apiVersion: "v1", kind: "Namespace" });
+      }
+      continue;
+    }
     const namespaces = new Set(group.map((r) => r.namespace ?? ""));
     const ns = namespaces.size === 1 && first.namespace ? first.namespace : undefined;
     const items = await cluster.list(
@@ -65,11 +85,14 @@ export async function listLive(
 export interface Observation {
   health: SetHealth;
   comparison: Comparison;
+  /** The inventory with its finished Jobs marked (finishedJobs; issue 10, kind 5). */
+  inventory: InventoryEntry[];
 }
 
 /**
  * Lists the live objects of the inventory and the desired set (one list per kind), assesses
- * the inventory's health and compares each object with its desired state (compareDesired).
+ * the inventory's health and compares each object with what the API server would store if it
+ * were applied (compareWithServer: a dry run per suspect object; compareDesired).
  * @param desired the rendered set, or undefined on the fast path (health only)
  * @param held the desired set is held for approval (a preview, not drift)
  */
@@ -80,7 +103,8 @@ export async function observe(
 ): Promise<Observation> {
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
-  const health = assessSet(ctx.inventory, live, ctx.now);
+  const finished = finishedJobs(ctx.inventory, live, desired);
+  const health = assessSet(ctx.inventory, live, ctx.now, finishedHealth(finished));
   // An adopting App keeps immutable selectors from the live objects: compare with those.
   const wanted = adopting(ctx)
     ? desired?.objects.map((o) => {
@@ -88,16 +112,35 @@ export async function observe(
         return have ? keepLiveSelector(o, have) : o;
       })
     : desired?.objects;
-  // A held revision's "will change" comes from a dry run: drift misses fields plumb owns.
-  const changes = held && wanted ? await previewChanges(ctx, wanted, live) : undefined;
+  const applied = desired
+    ? appliedForms(ctx.inventory, desired.hashes, ctx.prev.objectHash, desired.objectHash)
+    : new Set<string>();
+  const diffs = desired
+    ? await compareWithServer(
+        autoscaledCompareForms(wanted ?? []),
+        live,
+        applied,
+        ctx.cluster,
+        redactOf(ctx),
+      )
+    : undefined;
   const comparison = compareDesired({
     inventory: ctx.inventory,
     desired: wanted,
     live,
     health: health.byKey,
     held,
-    changes,
     previous: ctx.prev.resources ?? [],
+    diffs,
+    applied,
+    done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
   });
-  return { health, comparison };
+  return { health, comparison, inventory: markFinished(ctx.inventory, finished) };
+}
+
+/** The health of finished Jobs its TTL removed: Healthy, saying so. */
+export function finishedHealth(finished: ReadonlySet<string>): Map<string, HealthResult> {
+  return new Map(
+    [...finished].map((key) => [key, { status: "Healthy" as const, message: FINISHED_MESSAGE }]),
+  );
 }

@@ -3,15 +3,19 @@ import { nameOf, refKey } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
 
 /**
- * refKey → "namespace/name" of the other App whose status.inventory lists the object. Apps are
- * told apart by uid, so a re-created App with the same name is another App.
+ * refKey → "namespace/name" of every other App whose status.inventory lists the object (sorted;
+ * several only for a Namespace, which Apps may share). Apps are told apart by uid, so a
+ * re-created App with the same name is another App.
  */
-export async function claimedByOthers(ctx: RunContext): Promise<Map<string, string>> {
-  const owners = new Map<string, string>();
+export async function claimedByOthers(ctx: RunContext): Promise<Map<string, string[]>> {
+  const owners = new Map<string, string[]>();
   for (const other of await ctx.ports.kube.listApps()) {
     if (other.metadata.uid === ctx.app.metadata.uid) continue;
     const id = nameOf(other.metadata);
-    for (const ref of other.status?.inventory ?? []) owners.set(refKey(ref), id);
+    for (const ref of other.status?.inventory ?? []) {
+      const key = refKey(ref);
+      owners.set(key, [...(owners.get(key) ?? []), id].sort());
+    }
   }
   return owners;
 }

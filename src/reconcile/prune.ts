@@ -49,7 +49,7 @@ export async function pruneStale(
   ctx: RunContext,
   spec: AppSpec,
   desired: readonly ObjectRef[],
-  owners: ReadonlyMap<string, string>,
+  owners: ReadonlyMap<string, readonly string[]>,
 ): Promise<StaleOutcome> {
   const out: StaleOutcome = { deleted: [], failed: [], skipped: [], unpruned: [] };
   const candidates = staleRefs(ctx.inventory, desired);
@@ -64,6 +64,7 @@ export async function pruneStale(
     desired,
     live,
     claimedByOthers: new Set(owners.keys()),
+    claimants: owners,
     app: ctx.ref,
   });
   return { ...(await executePrune(ctx, plan)), skipped: plan.skip, unpruned: [] };

@@ -31,7 +31,7 @@ import {
   type RunOutcome,
   refuseEmptyRender,
 } from "../plan/index.ts";
-import { applyDesired, liveUnchanged, restartWorkloads } from "./apply.ts";
+import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
@@ -39,7 +39,7 @@ import { failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
 import { checkHosts } from "./hosts.ts";
 import { LeaseBusyError, withLease } from "./lease.ts";
-import { observe } from "./observe.ts";
+import { finishedHealth, observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { keepStale, pruneStale } from "./prune.ts";
@@ -119,7 +119,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,
-      inventory: ctx.inventory,
+      inventory: seen.inventory,
       desired: undefined,
       comparison: seen.comparison,
       health: seen.health,
@@ -154,7 +154,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const seen = await observe(ctx, desired, true);
       const outcome = observedOutcome({
         prev: ctx.prev,
-        inventory: ctx.inventory,
+        inventory: seen.inventory,
         desired,
         comparison: seen.comparison,
         health: seen.health,
@@ -197,7 +197,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
       const outcome = observedOutcome({
         prev: ctx.prev,
-        inventory: ctx.inventory,
+        inventory: seen.inventory,
         desired,
         comparison: seen.comparison,
         health: seen.health,
@@ -232,8 +232,9 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         }
         target = other.value;
       }
+      const source = { revision, objectHash: head.ok ? head.value.objectHash : undefined };
       const outcome = await withLease(ctx.app, ports, () =>
-        sync(ctx, spec.value, target, decision, revision),
+        sync(ctx, spec.value, target, decision, source),
       );
       return recordRun(ctx, interval, { ...outcome, ...found });
     }
@@ -282,7 +283,7 @@ async function sync(
   spec: AppSpec,
   target: Desired,
   decision: Extract<Decision, { action: "apply" }>,
-  sourceRevision: string,
+  source: { revision: string; objectHash: string | undefined },
 ): Promise<RunOutcome> {
   // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest). A host another
   //    Ingress serves: nothing. A new revision that renders the set last applied (every object
@@ -290,19 +291,17 @@ async function sync(
   const hostConflict = await checkHosts(ctx, target.objects);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
   const owners = await claimedByOthers(ctx);
-  const sameSet =
-    decision.reason === GateReason.Automated && target.objectHash === ctx.prev.objectHash;
-  const applied =
-    (sameSet ? await liveUnchanged(ctx, target.objects) : undefined) ??
-    (await applyDesired(ctx, target.objects, owners, spec.adopt));
+  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
   //    when a pre-sync hook stopped the apply.
   const desiredRefs = target.objects.map(refOf);
   const prune = applied.halted
     ? keepStale(ctx, desiredRefs, applied.halted)
     : await pruneStale(ctx, spec, desiredRefs, owners);
-  // 8. Health of what was applied, from the objects the API server returned.
-  const health = assessSet(desiredRefs, applied.applied, ctx.now);
+  // 8. Health of what was applied, from the objects the API server returned (and of objects
+  //    whose apply failed, as they are).
+  const live = new Map([...applied.existing, ...applied.applied]);
+  const health = assessSet(desiredRefs, live, ctx.now, finishedHealth(applied.finished));
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
   //    while an Ingress failed to apply, whose records must not go for a passing error.
   const ingressFailed = target.objects.some(
@@ -311,11 +310,14 @@ async function sync(
   const dns = ingressFailed ? undefined : await syncDns(ctx, target.objects);
   const outcome = appliedOutcome({
     target,
-    sourceRevision,
+    sourceRevision: source.revision,
+    sourceObjectHash: source.objectHash,
+    recreated: applied.recreated,
+    finished: applied.finished,
     reason: decision.reason,
     operation: decision.operation,
     previous: ctx.inventory,
-    applied: applied.unchanged ? new Map() : applied.applied,
+    applied: applied.applied,
     failed: applied.failed,
     prune,
     health,
@@ -356,7 +358,7 @@ async function restart(
   const seen = await observe(ctx, undefined);
   const outcome = observedOutcome({
     prev: ctx.prev,
-    inventory: ctx.inventory,
+    inventory: seen.inventory,
     desired: undefined,
     comparison: seen.comparison,
     health: seen.health,

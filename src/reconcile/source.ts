@@ -13,6 +13,8 @@ import {
   needsSpecChange,
   ok,
   type Result,
+  refKey,
+  refOf,
   SourceError,
   shortCredential,
 } from "../core/index.ts";
@@ -35,6 +37,8 @@ export interface Desired {
   revision: string;
   objects: KubeObject[];
   objectHash: string;
+  /** The hash of each object's rendered form, by refKey (status.inventory[].hash once applied). */
+  hashes: ReadonlyMap<string, string>;
 }
 
 /** What step 3 found: the revision the source names now, and the credentials used. */
@@ -191,7 +195,14 @@ export async function renderRevision(
     scopes,
   });
   if (!rendered.ok) return err(renderFailed(rendered.error));
-  return ok({ revision, objects: rendered.value, objectHash: await hashObjects(rendered.value) });
+  const hashes = new Map<string, string>();
+  for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
+  return ok({
+    revision,
+    objects: rendered.value,
+    objectHash: await hashObjects(rendered.value),
+    hashes,
+  });
 }
 
 /** spec.source.kustomize or .helm given for a path that is not a kustomization or chart. */

@@ -2,6 +2,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AppSummary } from "../../src/http/index.ts";
+import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -18,6 +20,8 @@ import {
   getApp,
   getObject,
   kubeconfig,
+  patchAppSpec,
+  realPorts,
   waitFor,
 } from "./support.ts";
 
@@ -196,6 +200,60 @@ describe("plumb serve", () => {
     expect(await deploymentImage("held", "guestbook-ui")).toBe(
       "gcr.io/google-samples/gb-frontend:v5",
     );
+  });
+
+  it("the approval preview over HTTP lists every change with desired and live values (issue 10, kind 8)", async () => {
+    const cm = (greeting: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: greeting}\ndata:\n  GREETING: ${greeting}\n`;
+    const deployment = (replicas: number) =>
+      fixtureFiles(join(REAL_FIXTURES, "guestbook"))["guestbook-ui-deployment.yaml"]!.replace(
+        "replicas: 1",
+        `replicas: ${replicas}`,
+      );
+    const files = { "cm.yaml": cm("hello-v5"), "deploy.yaml": deployment(3) };
+    const preview = await git.createRepo("preview", files, { allowSha1InWant: true });
+    await createNamespace("preview");
+    await createApp("preview", "app", { source: { git: { url: preview.url } }, interval: "1s" });
+    const ref = { namespace: "preview", name: "app" };
+    expect(await reconcileApp(ref, realPorts(), new Date())).toMatchObject({
+      syncStatus: "Synced",
+    });
+    await patchAppSpec("preview", "app", { syncPolicy: { requiresApproval: true } });
+    const next = await preview.commit({ "cm.yaml": cm("hello-v6"), "deploy.yaml": deployment(4) });
+    const held = await reconcileApp(ref, realPorts(), new Date(Date.now() + 5_000));
+    expect(held).toMatchObject({ syncStatus: "Held" });
+
+    const res = await fetch(`${base}/api/v1/namespaces/preview/apps/app`, {
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    const summary = (await res.json()) as AppSummary;
+    expect(summary.heldRevision).toBe(next);
+    expect(summary.resources.filter((r) => r.status !== "Synced")).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: "preview",
+        name: "greeting",
+        status: "OutOfSync",
+        health: "Healthy",
+        message: "will change: data.GREETING",
+        changes: [{ path: "data.GREETING", desired: "hello-v6", live: "hello-v5" }],
+      },
+      {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: "preview",
+        name: "guestbook-ui",
+        status: "OutOfSync",
+        health: expect.any(String),
+        message: "will change: spec.replicas",
+        changes: [{ path: "spec.replicas", desired: "4", live: "3" }],
+      },
+    ]);
+    expect(summary.drift).toEqual([]);
+    // Nothing was applied: the preview only.
+    const live = await getObject("/api/v1/namespaces/preview/configmaps/greeting");
+    expect(live?.["data"]).toEqual({ GREETING: "hello-v5" });
   });
 
   it("a restart operation over HTTP is recorded and carried out", async () => {

@@ -78,9 +78,12 @@ describe("Slack notifications", () => {
       "guestbook-ui-svc.yaml": guestbook()["guestbook-ui-svc.yaml"]!,
     });
     await run("notify");
+    // The fix renders the objects already applied: nothing to apply, the recovery is announced.
     expect(texts().slice(2)).toEqual([
-      `[notify/app] Synced: applied revision ${fixed.slice(0, 7)}`,
+      `[notify/app] Synced: in sync again at revision ${fixed.slice(0, 7)}`,
     ]);
+    await run("notify");
+    expect(texts()).toHaveLength(3);
     expect(JSON.stringify(slack.received.map((r) => r.body))).not.toContain("services/T000");
   });
 });

@@ -1,5 +1,6 @@
 // Helpers for e2e tests against the local control plane (started by global-setup.ts).
-
+import { execFileSync } from "node:child_process";
+import { join, resolve } from "node:path";
 import { inject } from "vitest";
 import type { App } from "../../src/app/index.ts";
 import type { KubeObject } from "../../src/core/index.ts";
@@ -99,4 +100,13 @@ export async function deploymentImage(ns: string, name: string): Promise<string 
     | { template: { spec: { containers: Array<{ image: string }> } } }
     | undefined;
   return spec?.template.spec.containers[0]?.image;
+}
+
+/** Runs the bundled kubectl against the e2e cluster (stdin from `input`); returns stdout. */
+export function kubectl(args: readonly string[], input?: string): string {
+  const bin = join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
+  return execFileSync(bin, ["kubectl", ...args, "--kubeconfig", kubeconfig()], {
+    encoding: "utf8",
+    ...(input !== undefined ? { input } : {}),
+  });
 }
