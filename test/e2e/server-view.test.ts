@@ -292,13 +292,10 @@ describe("kind 3: fields left behind by the previous owner (client-side kubectl 
     expect(before?.metadata.managedFields?.map((m) => m.manager)).toEqual([
       "kubectl-client-side-apply",
     ]);
-    // An object another tool made is taken over with spec.adopt (issue 17); its client-side
-    // fields become plumb's as kubectl's and client-go's csaupgrade move them.
-    const repo = await newApp(
-      "takeover",
-      { "cm.yaml": cm("settings", { key: "a", legacy: "b" }) },
-      { adopt: true },
-    );
+    // An object made by hand with kubectl is taken over without spec.adopt (that is for
+    // objects another tool manages, issue 17); its client-side fields become plumb's as
+    // kubectl's and client-go's csaupgrade move them.
+    const repo = await newApp("takeover", { "cm.yaml": cm("settings", { key: "a", legacy: "b" }) });
     expect(await run("takeover")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
     const taken = await getObject("/api/v1/namespaces/takeover/configmaps/settings");
     expect(taken?.metadata.managedFields?.map((m) => `${m.manager}/${m.operation}`)).toEqual([
