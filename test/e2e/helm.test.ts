@@ -19,6 +19,7 @@ import {
   createNamespace,
   getApp,
   getObject,
+  inventoryRefs,
   patchAppSpec,
   realPorts,
 } from "./support.ts";
@@ -107,7 +108,7 @@ describe("Helm charts from Git", () => {
       revision: await repo.head(),
     });
     const app = await getApp("helm-gb", "gb");
-    expect(app.status?.inventory).toEqual([
+    expect(inventoryRefs(app)).toEqual([
       { apiVersion: "v1", kind: "Service", namespace: "helm-gb", name: "gb-helm-guestbook" },
       {
         apiVersion: "apps/v1",

@@ -17,6 +17,7 @@ import {
   createNamespace,
   getApp,
   getObject,
+  inventoryRefs,
   patchAppSpec,
   realPorts,
   waitFor,
@@ -95,7 +96,7 @@ describe("Kustomize overlays (podinfo)", () => {
       });
       const app = await getApp("kz", env);
       expect(app.status?.inventory).toHaveLength(25);
-      expect(app.status?.inventory).toContainEqual({
+      expect(inventoryRefs(app)).toContainEqual({
         apiVersion: "v1",
         kind: "Namespace",
         name: env,
@@ -172,7 +173,8 @@ describe("Kustomize overlays (podinfo)", () => {
           patches: [
             {
               patch: "- op: replace\n  path: /spec/replicas\n  value: 3\n",
-              target: { kind: "Deployment", name: "backend" },
+              // cache has no HPA: a Deployment an HPA scales keeps its live replicas (issue 10).
+              target: { kind: "Deployment", name: "cache" },
             },
           ],
         },
@@ -187,17 +189,17 @@ describe("Kustomize overlays (podinfo)", () => {
     expect(backend?.spec.template.spec.containers[0]?.image).toBe(
       "ghcr.io/stefanprodan/podinfo:6.99.0",
     );
-    expect(backend?.spec.replicas).toBe(3);
+    expect((await deployment("staging", "cache"))?.spec.replicas).toBe(3);
 
-    // A commit outside the overlays' reach renders the same objects: recorded, not re-applied.
+    // A commit outside the overlays' reach renders the same objects: recorded as observed, not
+    // applied (status.revision stays the commit last applied; issue 10, kind 7).
     await repo.commit({ "docs/README.md": "notes\n" });
     const same = await run("kz", "staging");
-    expect(same).toMatchObject({
-      outcome: "Reconciled",
-      syncStatus: "Synced",
-      revision: await repo.head(),
-    });
-    expect((await getApp("kz", "staging")).status?.objectHash).toBe(after.objectHash);
+    expect(same).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    const unchanged = (await getApp("kz", "staging")).status!;
+    expect(unchanged.observedRevision).toBe(await repo.head());
+    expect(unchanged.revision).toBe(after.revision);
+    expect(unchanged.objectHash).toBe(after.objectHash);
     expect(same.requests.patch).toBeLessThan(3); // 25 applies would be 25 patches
   });
 
@@ -214,7 +216,7 @@ describe("Kustomize overlays (podinfo)", () => {
     await newApp("kz-refuse", "app", { source: { git: { url: r.url, ref: "main", path: "app" } } });
     expect((await run("kz-refuse", "app")).outcome).toBe("Reconciled");
     const before = (await getApp("kz-refuse", "app")).status!;
-    expect(before.inventory).toEqual([
+    expect(inventoryRefs(await getApp("kz-refuse", "app"))).toEqual([
       { apiVersion: "v1", kind: "ConfigMap", namespace: "kz-refuse", name: "settings" },
     ]);
 

@@ -110,3 +110,18 @@ export function kubectl(args: readonly string[], input?: string): string {
     ...(input !== undefined ? { input } : {}),
   });
 }
+
+/** status.inventory as plain refs (apiVersion, kind, namespace, name): without per-object hashes. */
+export function inventoryRefs(app: App): Array<{
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+}> {
+  return (app.status?.inventory ?? []).map(({ apiVersion, kind, namespace, name }) => ({
+    apiVersion,
+    kind,
+    ...(namespace ? { namespace } : {}),
+    name,
+  }));
+}

@@ -20,6 +20,7 @@ import {
   createNamespace,
   deploymentImage,
   getApp,
+  inventoryRefs,
   kubeconfig,
   realPorts,
   waitFor,
@@ -104,7 +105,7 @@ describe("plumb in workerd", () => {
       throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
     });
     expect(app.status?.inventory).toHaveLength(25);
-    expect(app.status?.inventory).toContainEqual({
+    expect(inventoryRefs(app)).toContainEqual({
       apiVersion: "v1",
       kind: "Namespace",
       name: "worker-kz",
