@@ -476,8 +476,18 @@ export const AppStatus = z
     operationState: OperationState.optional(),
     conditions: z.array(Condition).optional(),
     lastSyncedAt: z.string().optional(),
-    lastReconciledAt: z.string().optional(),
-    nextReconcileAt: z.string().optional(),
+    lastReconciledAt: z
+      .string()
+      .optional()
+      .describe(
+        "When a run last changed this status (a run that finds nothing new writes nothing); after a failed run, when it failed (the backoff counts from it).",
+      ),
+    nextReconcileAt: z
+      .string()
+      .optional()
+      .describe(
+        "No longer written: the schedule is derived from the App's uid, its interval and the clock (the HTTP API's nextReconcileAt gives the next run).",
+      ),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
   })
   .describe("Observed state, written by plumb.");

@@ -1,7 +1,7 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
 // (Kustomize and Helm hosts), src/notify (Slack), src/dns (Cloudflare DNS). Tests pass fakes.
-import type { App, AppStatus, ChartSource, GitSource, ImageSource } from "../app/index.ts";
+import type { App, AppRow, AppStatus, ChartSource, GitSource, ImageSource } from "../app/index.ts";
 import type {
   DnsRecord,
   DnsRecordInput,
@@ -73,6 +73,15 @@ export interface KubePort extends ClusterPort {
   getApp(namespace: string, name: string): Promise<App | undefined>;
   /** Apps in `namespace`, or in all namespaces when undefined. */
   listApps(namespace?: string): Promise<App[]>;
+  /**
+   * One page of the compact App list (AppRow: what the scheduled tick needs, no status beyond
+   * it): at most `limit` rows, and `continue` for the next page while there is one.
+   */
+  listAppRows(
+    namespace: string | undefined,
+    limit: number,
+    continueToken?: string,
+  ): Promise<{ rows: AppRow[]; continue?: string }>;
   /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
   setFinalizers(app: App, finalizers: string[]): Promise<App>;
   /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
