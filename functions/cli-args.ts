@@ -2,6 +2,7 @@
 // result. No I/O here (the file system is passed in), so all of it is unit-tested.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parseDuration } from "../src/app/duration.ts";
 import {
   isVerb,
   parseVerbArgs,
@@ -12,7 +13,7 @@ import {
 
 export const USAGE = `usage:
   plumb reconcile NAMESPACE/NAME [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [--namespace NS] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
   plumb serve [--port N] [--kubeconfig FILE]
 ${VERBS_USAGE}
   plumb --help`;
@@ -29,6 +30,10 @@ export type CliArgs =
       force: boolean;
       namespace: string | undefined;
       kubeconfig: string | undefined;
+      /** --every: how often the scheduler runs this command, ms (undefined: one minute). */
+      everyMs?: number | undefined;
+      /** --shard I/N: only the Apps of shard I of N (an Indexed Job's completion index). */
+      shard?: { index: number; count: number } | undefined;
     };
 
 const DEFAULT_PORT = 8080;
@@ -40,7 +45,9 @@ const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
  * a missing option value, an unknown or missing command, extra positionals, a bad or missing
  * NAMESPACE/NAME, a target together with --all, --force or --namespace without --all, options
  * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
- * --port that is not an integer in 1–65535. `kubeconfig` is the --kubeconfig value as given.
+ * --port that is not an integer in 1–65535, an --every that is not a duration from 1s to 24h,
+ * a --shard that is not I/N with 0 ≤ I < N ≤ 1000. `kubeconfig` is the --kubeconfig value as
+ * given.
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   let parsed: ReturnType<typeof parse>;
@@ -62,7 +69,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
 
   if (command === "serve") {
     if (rest.length > 0) return extra(rest);
-    const misplaced = (["all", "force", "namespace"] as const).find((o) => values[o] !== undefined);
+    const misplaced = (["all", "force", "namespace", "every", "shard"] as const).find(
+      (o) => values[o] !== undefined,
+    );
     if (misplaced) return { kind: "usage", error: `--${misplaced} is not an option of serve` };
     let port = DEFAULT_PORT;
     if (values.port !== undefined) {
@@ -101,9 +110,32 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         error: `--namespace must be a namespace name, got ${JSON.stringify(namespace)}`,
       };
     }
-    return { kind: "reconcile-all", force: values.force === true, namespace, kubeconfig };
+    const everyMs = values.every === undefined ? undefined : durationMs(values.every);
+    if (everyMs === null) {
+      return {
+        kind: "usage",
+        error: `--every must be a duration from 1s to 24h (how often this command runs), got ${JSON.stringify(values.every)}`,
+      };
+    }
+    const shard = values.shard === undefined ? undefined : parseShard(values.shard);
+    if (shard === null) {
+      return {
+        kind: "usage",
+        error: `--shard must be I/N with 0 <= I < N <= ${MAX_SHARDS}, got ${JSON.stringify(values.shard)}`,
+      };
+    }
+    return {
+      kind: "reconcile-all",
+      force: values.force === true,
+      namespace,
+      kubeconfig,
+      everyMs,
+      shard,
+    };
   }
   if (values.force !== undefined) return { kind: "usage", error: "--force needs --all" };
+  if (values.every !== undefined) return { kind: "usage", error: "--every needs --all" };
+  if (values.shard !== undefined) return { kind: "usage", error: "--shard needs --all" };
   if (values.namespace !== undefined) {
     return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
   }
@@ -124,6 +156,8 @@ function parse(argv: readonly string[]) {
       all: { type: "boolean" },
       force: { type: "boolean" },
       namespace: { type: "string" },
+      every: { type: "string" },
+      shard: { type: "string" },
       kubeconfig: { type: "string" },
       port: { type: "string" },
       "all-namespaces": { type: "boolean", short: "A" },
@@ -132,6 +166,28 @@ function parse(argv: readonly string[]) {
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** Most shards `--shard` takes (an Indexed Job's completions). */
+const MAX_SHARDS = 1000;
+
+/** A Go duration from 1s to 24h in ms, or null. */
+function durationMs(text: string): number | null {
+  try {
+    const ms = parseDuration(text);
+    return ms >= 1000 && ms <= 86_400_000 ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
+/** "I/N" with 0 ≤ I < N ≤ MAX_SHARDS, or null. */
+function parseShard(text: string): { index: number; count: number } | null {
+  const m = /^([0-9]{1,4})\/([0-9]{1,4})$/.exec(text);
+  if (!m) return null;
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  return count >= 1 && count <= MAX_SHARDS && index < count ? { index, count } : null;
 }
 
 function extra(args: readonly string[]): CliArgs {

@@ -4,7 +4,7 @@ import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
-import { reconcileMany } from "../src/reconcile/index.ts";
+import { hintFor, type RunOptions, reconcileMany, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
 
@@ -26,7 +26,10 @@ export async function serve(
   const again = new Set<string>();
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
-  const reconcile = async (key: { namespace: string; name: string }): Promise<void> => {
+  const reconcile = async (
+    key: { namespace: string; name: string },
+    options: RunOptions = {},
+  ): Promise<void> => {
     const id = nameOf(key);
     if (running.has(id)) {
       again.add(id);
@@ -37,7 +40,7 @@ export async function serve(
       do {
         again.delete(id);
         await reconcileMany(
-          [key],
+          [{ ...key, options }],
           ports,
           () => new Date(),
           (r) => console.log(JSON.stringify(redactor.redactValue(r))),
@@ -60,8 +63,17 @@ export async function serve(
     slackRespond: createSlackNotifier().slack,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
-      for (const a of apps)
-        void reconcile(a).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
+      // One lookup per Git source (issue 14), after the answer; each run gets its revision.
+      void resolveSources(ports(), apps)
+        .then((hints) => {
+          for (const a of apps) {
+            const key = { namespace: a.namespace, name: a.name };
+            void reconcile(key, { source: hintFor(hints, a) }).catch((err) =>
+              log({ msg: "reconcile failed", error: String(err) }),
+            );
+          }
+        })
+        .catch((err) => log({ msg: "trigger failed", error: String(err) }));
     },
   });
   const hostname = process.env["PLUMB_HOST"] ?? "127.0.0.1";

@@ -25,3 +25,4 @@ export * from "./shared.ts";
 export * from "./slack-message.ts";
 export * from "./status.ts";
 export * from "./steady.ts";
+export * from "./tick.ts";

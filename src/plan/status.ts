@@ -16,12 +16,9 @@ import {
 } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
-import { nextReconcileAt } from "./schedule.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
-/** While something is Progressing, look again this soon (capped by spec.interval). */
-const PROGRESSING_RECHECK_MS = 30_000;
 
 /** Why a run failed, for the Ready and Stalled conditions and the backoff. */
 export interface Failure {
@@ -48,6 +45,7 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
 export interface RunRecord {
   now: Date;
   generation: number | undefined;
+  /** spec.interval (the schedule derives the next run from it and the App's uid). */
   interval: string;
   /** What the source names now (when it could be resolved). */
   observedRevision?: string;
@@ -82,7 +80,9 @@ export interface RunRecord {
  * Ready (True when the run succeeded and nothing is unhealthy), Reconciling (True while
  * objects are Progressing), Stalled (True when retrying cannot help until the spec changes).
  * previousRevisions is newest first, at most REVISION_HISTORY. `failures` counts
- * consecutive failed runs and drives the backoff of nextReconcileAt.
+ * consecutive failed runs: with lastReconciledAt (the time of the run) it drives the backoff
+ * (plan/schedule.ts). Nothing about the next run is stored: the schedule derives it (issue 14),
+ * so a run that finds nothing new composes the status it started with.
  */
 export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   const status: AppStatus = { ...prev };
@@ -147,11 +147,9 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
 
   const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
   set("failures", failures > 0 ? failures : undefined);
-  let next = nextReconcileAt(run.interval, failures, run.now);
-  if (!run.failure && run.health.status === "Progressing") {
-    next = new Date(Math.min(next.getTime(), run.now.getTime() + PROGRESSING_RECHECK_MS));
-  }
-  set("nextReconcileAt", next.toISOString());
+  // Written by earlier versions; the schedule is derived now (a status that has it is rewritten
+  // once without it).
+  set("nextReconcileAt", undefined);
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
@@ -244,12 +242,11 @@ function dedupe<T extends { revision: string }>(items: T[]): T[] {
 }
 
 /**
- * True when `next` differs from `prev` in anything but the run's own timestamps, or the
- * schedule needs advancing (prev.nextReconcileAt ≤ now). A no-op run writes nothing.
+ * True when `next` differs from `prev` in anything but the run's own time (lastReconciledAt).
+ * A run that finds the same source, spec, objects and health writes nothing (issue 14): the
+ * schedule needs no write to advance.
  */
-export function statusChanged(prev: AppStatus, next: AppStatus, now: Date): boolean {
-  const strip = ({ lastReconciledAt: _a, nextReconcileAt: _b, ...rest }: AppStatus) => rest;
-  if (canonicalJson(strip(prev)) !== canonicalJson(strip(next))) return true;
-  const due = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
-  return Number.isNaN(due) || due <= now.getTime();
+export function statusChanged(prev: AppStatus, next: AppStatus): boolean {
+  const strip = ({ lastReconciledAt: _a, ...rest }: AppStatus) => rest;
+  return canonicalJson(strip(prev)) !== canonicalJson(strip(next));
 }

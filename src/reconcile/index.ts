@@ -2,3 +2,4 @@
 export * from "./ports.ts";
 export * from "./reconcile.ts";
 export * from "./run-all.ts";
+export * from "./tick.ts";

@@ -32,7 +32,7 @@ import {
   refuseEmptyRender,
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
-import { type RunContext, runContext } from "./context.ts";
+import { type RunContext, type RunOptions, runContext } from "./context.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
@@ -47,6 +47,7 @@ import { type RunLine, type RunResult, recordRun } from "./record.ts";
 import { rejectHeld } from "./reject.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
 
+export type { RunOptions } from "./context.ts";
 export type { RunResult } from "./record.ts";
 
 /** Runs of one call: a conflicting status write or a busy Lease starts the run over. */
@@ -62,6 +63,7 @@ const MAX_NAME = 63;
  * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
  * times in all).
  * @param now the run's clock (every time written to status derives from it)
+ * @param options what the trigger knows: a full comparison owed, a revision already resolved
  * @returns the outcome and the API requests made, by verb; `error` names what failed (never a
  *   secret); `retryable` when the run ended before recording its outcome in status.
  */
@@ -69,12 +71,13 @@ export async function reconcileApp(
   ref: NamespacedName,
   ports: Ports,
   now: Date,
+  options: RunOptions = {},
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, ports, now);
+      line = await runOnce(ref, ports, now, options);
       break;
     } catch (e) {
       line = {
@@ -92,16 +95,21 @@ export async function reconcileApp(
 }
 
 /** The checklist. Every path ends in recordRun, the only status write of a run. */
-async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<RunLine> {
+async function runOnce(
+  ref: NamespacedName,
+  ports: Ports,
+  now: Date,
+  options: RunOptions,
+): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
   let app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
-  if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now));
+  if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now, options));
   const finalizers = app.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) {
     app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
   }
-  const ctx = runContext(app, ports, now);
+  const ctx = runContext(app, ports, now, options);
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
   const spec = validateApp(ctx);
@@ -114,8 +122,8 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   const { revision, auth } = source.value;
   const observed = { observedRevision: revision };
 
-  // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)) {
+  // 4. Fast path: nothing changed since the last full run, no comparison owed: health only.
+  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, ctx.compare)) {
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,

@@ -16,13 +16,13 @@ import type { RequestCounts } from "./ports.ts";
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
   app: string;
-  /** Skipped: a scheduled run found the App not due (see nextReconcileAt). */
+  /** Skipped: a scheduled run found the App not due (its slot has not come; see nextReconcileAt). */
   outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed" | "Skipped";
   syncStatus?: SyncStatus;
   healthStatus?: HealthStatus;
   revision?: string;
   error?: string;
-  /** For a Skipped App: when it is due. */
+  /** For a Skipped App: when it is due (derived: plan/schedule.ts nextRunAt). */
   nextReconcileAt?: string;
   /** True when the run ended before it could record its outcome in status (retry it). */
   retryable?: boolean;
@@ -34,7 +34,7 @@ export type RunLine = Omit<RunResult, "requests">;
 
 /**
  * Writes the App's status from `outcome` (composeStatus), if it differs from the last one in
- * anything but the run's own timestamps or the schedule is due to advance; then emits the
+ * anything but the run's own time (a steady run writes nothing, issue 14); then emits the
  * outcome's Events (a failure to emit is logged, never fatal) and announces transitions to
  * Slack. A status write that conflicts (409: another run wrote first) throws, and the caller
  * runs again from a fresh read.
@@ -53,7 +53,7 @@ export async function recordRun(
     interval,
   };
   const status = composeStatus(ctx.prev, record);
-  if (statusChanged(ctx.prev, status, ctx.now)) {
+  if (statusChanged(ctx.prev, status)) {
     await ctx.ports.kube.writeStatus(ctx.app, status);
     for (const event of events) {
       await ctx.ports.kube
