@@ -14,6 +14,7 @@ export * from "./gates.ts";
 export * from "./hosts.ts";
 export * from "./inventory.ts";
 export * from "./managed-fields.ts";
+export * from "./messages.ts";
 export * from "./notify.ts";
 export * from "./observed.ts";
 export * from "./operations.ts";

@@ -16,6 +16,7 @@ import {
 } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
+import { steadyMessage } from "./messages.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
@@ -84,7 +85,8 @@ export interface RunRecord {
  * (plan/schedule.ts). Nothing about the next run is stored: the schedule derives it (issue 14),
  * so a run that finds nothing new composes the status it started with.
  */
-export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
+export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
+  const run = withSteadyMessages(prev, recorded);
   const status: AppStatus = { ...prev };
   const set = <K extends keyof AppStatus>(key: K, value: AppStatus[K] | undefined) => {
     if (value === undefined) delete status[key];
@@ -153,11 +155,47 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
-  for (const c of conditionsFor(run)) conds = setCondition(conds, c, run.now, run.generation);
+  for (const c of conditionsFor(run)) {
+    const before = prev.conditions?.find((p) => p.type === c.type)?.message;
+    conds = setCondition(
+      conds,
+      { ...c, message: steadyMessage(before, c.message) },
+      run.now,
+      run.generation,
+    );
+  }
   if (run.dns)
     conds = setCondition(conds, { type: "DNSRecords", ...run.dns }, run.now, run.generation);
   set("conditions", conds);
   return status;
+}
+
+/**
+ * `run` with the messages copied from objects made stable (plan/messages.ts, issue 14): the
+ * health reason and each resource line keep their previous text when the new one says the
+ * same in another order, so an unchanged state composes an unchanged status.
+ */
+function withSteadyMessages(prev: AppStatus, run: RunRecord): RunRecord {
+  const reason = run.health.reason ? steadyMessage(prev.healthReason, run.health.reason) : "";
+  const before = new Map((prev.resources ?? []).map((r) => [resourceKey(r), r.message]));
+  const resources = run.resources.map((r) =>
+    r.message === undefined
+      ? r
+      : { ...r, message: steadyMessage(before.get(resourceKey(r)), r.message) },
+  );
+  return { ...run, health: { ...run.health, reason }, resources };
+}
+
+/** A resource line's identity and state: a message is kept only for the same object and state. */
+function resourceKey(r: ResourceStatus): string {
+  return JSON.stringify([
+    r.apiVersion,
+    r.kind,
+    r.namespace ?? "",
+    r.name,
+    r.status,
+    r.health ?? "",
+  ]);
 }
 
 function conditionsFor(run: RunRecord): ConditionInput[] {
