@@ -1,7 +1,7 @@
 // reconcileApp: one stateless run for one App, as a checklist (DESIGN.md "The reconcile, step by
 // step"; modelled on Flux kustomize-controller's reconcile()). Each step returns what it found;
 // the run's status is composed and written once, by recordRun (step 10).
-import { type AppSpec, FINALIZER, validateSpec } from "../app/index.ts";
+import { type AppSpec, FINALIZER, type HealthStatus, validateSpec } from "../app/index.ts";
 import {
   describeRef,
   EventReason,
@@ -25,11 +25,14 @@ import {
   decide,
   type Failure,
   isSteady,
+  needsOwners,
   observedOutcome,
   operationOutcome,
   pendingOperation,
   type RunOutcome,
   refuseEmptyRender,
+  staleRefs,
+  unchangedObjects,
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
@@ -293,13 +296,24 @@ async function sync(
   decision: Extract<Decision, { action: "apply" }>,
   source: { revision: string; objectHash: string | undefined },
 ): Promise<RunOutcome> {
-  // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest). A host another
-  //    Ingress serves: nothing. A new revision that renders the set last applied (every object
-  //    still live) is recorded without applying it again.
-  const hostConflict = await checkHosts(ctx, target.objects);
+  // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest) what changed: an
+  //    object in the form last applied and seen live and as desired is left alone (issue 14).
+  //    A host another Ingress serves: nothing. The other Apps' inventories are read only when
+  //    an object is new to this one, a Namespace, or pruned.
+  const unchanged = unchangedObjects(target.objects, target.hashes, {
+    inventory: ctx.inventory,
+    resources: ctx.prev.resources,
+    drift: ctx.prev.drift,
+  });
+  const changed = target.objects.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const skip = new Set(unchanged.keys());
+  const hostConflict = await checkHosts(ctx, changed);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
-  const owners = await claimedByOthers(ctx);
-  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
+  const stale = staleRefs(ctx.inventory, target.objects.map(refOf));
+  const owners = needsOwners(changed, ctx.inventory, stale)
+    ? await claimedByOthers(ctx)
+    : new Map<string, string[]>();
+  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes, skip);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
   //    when a pre-sync hook stopped the apply.
   const desiredRefs = target.objects.map(refOf);
@@ -308,8 +322,13 @@ async function sync(
     : await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned (and of objects
   //    whose apply failed, as they are).
+  //    Objects left alone keep the health the last run saw.
   const live = new Map([...applied.existing, ...applied.applied]);
-  const health = assessSet(desiredRefs, live, ctx.now, finishedHealth(applied.finished));
+  const known = new Map<string, { status: HealthStatus; message?: string }>([
+    ...unchanged,
+    ...finishedHealth(applied.finished),
+  ]);
+  const health = assessSet(desiredRefs, live, ctx.now, known);
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
   //    while an Ingress failed to apply, whose records must not go for a passing error.
   const ingressFailed = target.objects.some(

@@ -18,7 +18,7 @@ import {
   SourceError,
   shortCredential,
 } from "../core/index.ts";
-import { type Failure, hintFits } from "../plan/index.ts";
+import { type Failure, hintFits, renderHash } from "../plan/index.ts";
 import {
   dropSkippedHooks,
   EngineError,
@@ -215,12 +215,8 @@ export async function renderRevision(
   if (!rendered.ok) return err(renderFailed(rendered.error));
   const hashes = new Map<string, string>();
   for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
-  return ok({
-    revision,
-    objects: rendered.value,
-    objectHash: await hashObjects(rendered.value),
-    hashes,
-  });
+  // Order-independent (issue 14): the same objects in another order are the same render.
+  return ok({ revision, objects: rendered.value, objectHash: await renderHash(hashes), hashes });
 }
 
 /** spec.source.kustomize or .helm given for a path that is not a kustomization or chart. */
