@@ -59,9 +59,11 @@ async function main(argv: string[]): Promise<number> {
       name: d.name,
       options: { compare: d.compare, source: loop.hintFor(hints, d) },
     }));
+    // The tick's runs share one read of the Apps' inventories (exact ownership).
+    const inventories = loop.createInventoryIndex();
     const results = await loop.reconcileMany(
       targets,
-      ports,
+      () => ({ ...ports(), inventories }),
       () => new Date(),
       print,
       config.concurrency,

@@ -19,6 +19,7 @@ import {
   type SourceHint,
 } from "../src/plan/index.ts";
 import {
+  createInventoryIndex,
   hintFor,
   type Ports,
   planTick,
@@ -232,8 +233,9 @@ export default {
     batch: { messages: Array<{ body: ReconcileMessage; ack(): void; retry(): void }> },
     env: Env,
   ): Promise<void> {
-    // One set of ports per invocation: the Apps of a message share the fetched revision.
-    const ports = portsFor(env);
+    // One set of ports per invocation: its Apps share the fetched revision (the isolate's Git
+    // port) and one read of the Apps' inventories.
+    const ports = { ...portsFor(env), inventories: createInventoryIndex() };
     for (const msg of batch.messages) {
       const { apps, namespace, name, source } = msg.body;
       const targets = apps ?? (namespace && name ? [{ namespace, name }] : []);

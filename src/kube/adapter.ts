@@ -39,6 +39,9 @@ export interface KubeAppStore extends KubePort {
   listEvents(app: App, limit: number): Promise<AppEventRecord[]>;
 }
 
+/** Apps read per list request (listApps). */
+export const APP_PAGE = 500;
+
 /** Events read per list request, and at most this many requests per listEvents. */
 export const EVENT_PAGE = 250;
 export const EVENT_PAGES = 4;
@@ -114,12 +117,23 @@ export function createKubePort(
       const path = namespace
         ? `${APPS}/namespaces/${enc(namespace)}/${PLURAL}`
         : `${APPS}/${PLURAL}`;
-      const list = (await ok("list", "GET", path)) as { items?: App[] };
-      return (list.items ?? []).map((a) => ({
-        ...a,
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: "App",
-      }));
+      // In pages (one consistent snapshot through the continue token): thousands of Apps with
+      // their statuses are not one response.
+      const apps: App[] = [];
+      let next: string | undefined;
+      do {
+        const query: Record<string, string> = { limit: String(APP_PAGE) };
+        if (next) query["continue"] = next;
+        const list = (await ok("list", "GET", path, { query })) as {
+          items?: App[];
+          metadata?: { continue?: string };
+        };
+        for (const a of list.items ?? []) {
+          apps.push({ ...a, apiVersion: `${GROUP}/${VERSION}`, kind: "App" });
+        }
+        next = list.metadata?.continue || undefined;
+      } while (next);
+      return apps;
     },
     async listAppRows(namespace, limit, continueToken) {
       const path = namespace

@@ -192,6 +192,16 @@ export interface NotifyPort {
   slack(webhookUrl: string, payload: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * The Apps' inventories, read once and shared by the runs of one tick (reconcile/ownership.ts
+ * createInventoryIndex): refKey → the Apps (`app`: uid, or namespace/name) listing the object.
+ */
+export interface InventoryIndex {
+  claims(kube: KubePort): Promise<ReadonlyMap<string, ReadonlyArray<{ app: string; id: string }>>>;
+  /** What `app` owns now (its inventory after a sync), for the later runs of the tick. */
+  record(app: App, inventory: readonly ObjectRef[]): void;
+}
+
 /** Everything a reconcile needs from the outside world. */
 export interface Ports {
   kube: KubePort;
@@ -211,6 +221,8 @@ export interface Ports {
   allowedDestinations?: readonly string[];
   /** Cluster-wide policy: cluster-scoped kinds Apps may apply besides Namespaces. */
   allowedClusterKinds?: readonly string[];
+  /** The tick's shared index of the Apps' inventories; absent: each run lists the Apps. */
+  inventories?: InventoryIndex;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
   /** Logger for operators; never given secrets. */

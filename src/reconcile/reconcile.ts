@@ -350,6 +350,7 @@ async function sync(
     health,
     now: ctx.now,
   });
+  ctx.ports.inventories?.record(ctx.app, outcome.inventory);
   if (applied.adopted) {
     outcome.events.push({
       type: "Normal",
