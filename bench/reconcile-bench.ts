@@ -46,13 +46,15 @@ export function runner(kube: Kube, git: BenchGit): Runner {
 
 /**
  * One reconcile of namespace/name, measured (wall, CPU of this process, requests, Git requests).
- * @param at the run's clock (a time past status.nextReconcileAt makes it a full comparison)
+ * @param at the run's clock
+ * @param compare a full comparison, as a scheduled run whose slot came (issue 14)
  */
 export async function measuredRun(
   r: Runner,
   ref: { namespace: string; name: string },
   discovery: DiscoveryCache,
   at: Date = new Date(),
+  compare = false,
 ): Promise<RunSample> {
   const rec = recordingTransport(r.transport);
   const ports: Ports = {
@@ -63,7 +65,7 @@ export async function measuredRun(
   const gitBefore = await r.git.requests();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await reconcileApp(ref, ports, at);
+  const result = await reconcileApp(ref, ports, at, { compare });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const gitAfter = await r.git.requests();
