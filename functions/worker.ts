@@ -139,7 +139,7 @@ async function enqueue(
   targets: ReadonlyArray<Target>,
   hints: ReadonlyMap<string, SourceHint>,
   reason: string,
-): Promise<void> {
+): Promise<number> {
   const queue = env.RECONCILE_QUEUE;
   if (!queue) throw new Error("RECONCILE_QUEUE binding is missing");
   const messages = batchBySource(targets, APPS_PER_MESSAGE).map((apps): ReconcileMessage => {
@@ -158,6 +158,7 @@ async function enqueue(
   for (let i = 0; i < messages.length; i += BATCH) {
     await queue.sendBatch(messages.slice(i, i + BATCH).map((body) => ({ body })));
   }
+  return messages.length;
 }
 
 async function reconcileLogged(
@@ -214,15 +215,16 @@ export default {
     const at = event.scheduledTime ?? Math.floor(Date.now() / periodMs) * periodMs;
     const plan = await planTick(ports, { at, periodMs });
     const hints = await resolveSources(ports, plan.due);
+    const messages = env.RECONCILE_QUEUE ? await enqueue(env, plan.due, hints, "schedule") : 0;
     logLine({
       msg: "cron",
       due: plan.due.length,
       listed: plan.listed,
       pages: plan.pages,
       sources: hints.size,
+      messages,
     });
-    if (env.RECONCILE_QUEUE) await enqueue(env, plan.due, hints, "schedule");
-    else {
+    if (!env.RECONCILE_QUEUE) {
       for (const d of plan.due) {
         ctx.waitUntil(reconcileLogged(env, d, { compare: d.compare, source: hintFor(hints, d) }));
       }
