@@ -14,6 +14,7 @@ import {
   writes,
 } from "./reconcile-bench.ts";
 import type { NodeRenderResult, WorkerdRenderResult } from "./render.ts";
+import { type ScaleResults, scaleReport, scaleTargets } from "./scale-report.ts";
 import { bytes, ms, round, table } from "./stats.ts";
 import type { WebhookResult } from "./webhook.ts";
 
@@ -36,6 +37,8 @@ export interface Results {
   renderWorkerd?: WorkerdRenderResult | undefined;
   comparison: ComparisonCase[];
   targets: Target[];
+  /** Issue 14: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
+  scale?: ScaleResults | undefined;
   errors: Array<{ phase: string; error: string }>;
 }
 
@@ -120,6 +123,8 @@ export function evaluateTargets(results: Results): Target[] {
       : "not measured",
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
+  const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
+  out.push(...scaleTargets(results.scale, gen50?.newCommit));
   return out;
 }
 
@@ -484,6 +489,9 @@ export function report(results: Results): string {
     ])
       if (l) lines.push(l.slice(0, 600));
   }
+
+  h("9. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
+  lines.push(...scaleReport(results.scale));
 
   h("Targets");
   lines.push(
