@@ -16,9 +16,8 @@ const MESSAGE_WIDTH = 72;
  */
 export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): Promise<number> {
   const kube = await import("../src/kube/index.ts");
-  const store = kube.createKubePort(
-    kube.transportFromConfiguration(kube.configurationFromKubeConfig(kubeconfig)),
-  );
+  const node = await import("../src/kube/node.ts");
+  const store = kube.createKubePort(node.nodeKubeTransport(kubeconfig));
   const http = await import("../src/http/index.ts");
 
   if (args.kind === "get") {
@@ -34,7 +33,7 @@ export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): P
     } else {
       const namespace = args.allNamespaces
         ? undefined
-        : (args.namespace ?? kube.kubeconfigNamespace(kubeconfig));
+        : (args.namespace ?? node.kubeconfigNamespace(kubeconfig));
       apps = (await store.listApps(namespace)).sort((a, b) =>
         `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
           `${b.metadata.namespace}/${b.metadata.name}`,

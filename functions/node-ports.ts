@@ -3,16 +3,12 @@
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import {
-  configurationFromKubeConfig,
-  createKubePort,
-  type KubeAppStore,
-  transportFromConfiguration,
-} from "../src/kube/index.ts";
+import { createKubePort, type KubeAppStore } from "../src/kube/index.ts";
+import { nodeKubeTransport } from "../src/kube/node.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import { createNodeEngines } from "../src/render/engines/node.ts";
-import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
@@ -27,7 +23,9 @@ export function nodePorts(
   config: RuntimeConfig,
   redactor: Redactor = new Redactor(),
 ): () => Ports & { kube: KubeAppStore } {
-  const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+  const log = (entry: Record<string, unknown>) =>
+    console.error(JSON.stringify(redactor.redactValue(entry)));
+  const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
   const git = createGitPort();
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
@@ -49,7 +47,7 @@ export function nodePorts(
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
-    log: (entry) => console.error(JSON.stringify(redactor.redactValue(entry))),
+    log,
     redactor,
   });
 }

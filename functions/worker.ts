@@ -4,15 +4,15 @@ import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
-  configurationFromToken,
+  createFetchTransport,
   createKubePort,
   type KubeAppStore,
-  transportFromConfiguration,
+  withRetries,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import { dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
 import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
-import { parseRuntimeConfig } from "../src/runtime/config.ts";
+import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
@@ -64,8 +64,9 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
-  const transport = transportFromConfiguration(
-    configurationFromToken(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
+  const transport = withRetries(
+    createFetchTransport(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
+    kubeRetryOptions(config, logLine),
   );
   return {
     kube: createKubePort(transport),

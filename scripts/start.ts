@@ -7,11 +7,8 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
 import type { KubeObject } from "../src/core/index.ts";
-import {
-  configurationFromKubeConfig,
-  createKubePort,
-  transportFromConfiguration,
-} from "../src/kube/index.ts";
+import { createKubePort } from "../src/kube/index.ts";
+import { nodeKubeTransport } from "../src/kube/node.ts";
 import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 import { installAppCrd } from "../test/support/kube-api.ts";
 
@@ -36,7 +33,7 @@ async function main(): Promise<number> {
   );
   execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], { stdio: "inherit" });
   const kubeconfig = join(dir, "kubeconfig");
-  const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+  const transport = nodeKubeTransport(kubeconfig);
   await installAppCrd(transport);
   const kube = createKubePort(transport);
 
