@@ -12,6 +12,7 @@ import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
+import { createNodeHttpClient } from "../src/source/node-http.ts";
 
 /**
  * A factory of Ports (a fresh KubePort each call, so request counts are per run; its `kube` is
@@ -26,7 +27,7 @@ export function nodePorts(
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
   const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
-  const git = createGitPort();
+  const git = createGitPort({ http: createNodeHttpClient() });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
   const engines = createNodeEngines();

@@ -5,7 +5,6 @@
 import type { HttpClient } from "isomorphic-git";
 import git from "isomorphic-git";
 import webHttp from "isomorphic-git/http/web";
-import { createFsFromVolume, Volume } from "memfs";
 import type { GitSource } from "../app/index.ts";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
@@ -174,6 +173,9 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
     if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
     const oid = commit.toLowerCase();
     const pinned = source.ref.toLowerCase() === oid;
+    // memfs only when a fetch happens: a no-op run resolves and stops (issue 14).
+    // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
+    const { createFsFromVolume, Volume } = (await import("memfs")).default;
     return call(source, auth, async (remote, client) => {
       const fs = createFsFromVolume(new Volume());
       const gitdir = "/repo.git";
