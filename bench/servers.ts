@@ -27,7 +27,7 @@ export async function startNodeServer(kubeconfig: string): Promise<Server> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(port), "--kubeconfig", kubeconfig],
+    [join(ROOT, "functions/plumb.mjs"), "serve", "--port", String(port), "--kubeconfig", kubeconfig],
     {
       cwd: ROOT,
       env: { ...process.env, GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET, PLUMB_API_TOKENS: API_TOKENS },

@@ -13,7 +13,7 @@ import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 import { installAppCrd } from "../test/support/kube-api.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const CLI = join(ROOT, "functions/cli.ts");
+const CLI = join(ROOT, "functions/plumb.mjs");
 
 /** Runs the CLI in a child process (asynchronously: the Git server lives in this one). */
 function plumb(args: string[], kubeconfig: string): Promise<number> {

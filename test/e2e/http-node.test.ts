@@ -49,7 +49,7 @@ beforeAll(async () => {
   });
   server = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()],
+    [join(ROOT, "functions/plumb.mjs"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()],
     {
       env: {
         ...process.env,

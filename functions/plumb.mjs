@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// The `plumb` executable (npm run plumb, the package's bin): runs the bundled CLI from dist/cli,
+// building it first when it is missing or any file it was built from changed (scripts/
+// build-cli.ts); runs functions/cli.ts from source when it cannot be built (no esbuild).
+// Plain JavaScript on purpose: a .ts entry would load Node's TypeScript stripper on every run.
+import { readFileSync, statSync } from "node:fs";
+
+const root = new URL("../", import.meta.url);
+const dist = new URL("dist/cli/", root);
+
+/** The bundle's entry when the manifest's inputs are all unchanged, else undefined. */
+function freshEntry() {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(new URL("manifest.json", dist), "utf8"));
+  } catch {
+    return undefined;
+  }
+  for (const [path, [mtime, size]] of Object.entries(manifest.inputs)) {
+    const s = statSync(new URL(path, root), { throwIfNoEntry: false });
+    if (!s || s.mtimeMs !== mtime || s.size !== size) return undefined;
+  }
+  return new URL(manifest.entry, dist);
+}
+
+let entry = freshEntry();
+if (!entry) {
+  try {
+    const { buildCli } = await import("../scripts/build-cli.ts");
+    entry = new URL((await buildCli()).entry, dist);
+  } catch (err) {
+    process.stderr.write(
+      `plumb: running from source (the bundle could not be built: ${err instanceof Error ? err.message : String(err)})\n`,
+    );
+    entry = new URL("cli.ts", import.meta.url);
+  }
+}
+await import(entry.href);
