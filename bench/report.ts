@@ -338,7 +338,7 @@ export function report(results: Results): string {
   lines.push(
     "  enqueue = list all Apps + pick the due ones (workerd: the /__scheduled request, which also sends the queue batches);",
     "  reconcile all = after enqueue until every App is reconciled (workerd: until every App has status.observedGeneration, polled every 100 ms);",
-    "  req/App on workerd counts the Worker's requests through the kube proxy; git = Git HTTP requests of the tick;",
+    "  req/App on workerd counts the Worker's requests through the fault proxy; git = Git HTTP requests of the tick;",
     "  CPU busy = CPU time of the (single-threaded) Node process during reconcile all ÷ its wall time.",
   );
   for (const c of results.cron)

@@ -45,7 +45,8 @@ export function toError(res: KubeResponse, what: string): KubeApiError {
     return cause;
   });
   let message =
-    body.message ?? (typeof res.body === "string" ? res.body.slice(0, 300) : `HTTP ${res.status}`);
+    body.message ??
+    (typeof res.body === "string" ? res.body.trim().slice(0, 300) : `HTTP ${res.status}`);
   if (causes.length > 0) {
     // `Job.batch "x" is invalid: spec.template: Invalid value: {...}: field is immutable`
     const head = message.split(": ")[0] ?? "";

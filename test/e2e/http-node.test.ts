@@ -49,7 +49,14 @@ beforeAll(async () => {
   });
   server = spawn(
     process.execPath,
-    [join(ROOT, "functions/plumb.mjs"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()],
+    [
+      join(ROOT, "functions/plumb.mjs"),
+      "serve",
+      "--port",
+      String(PORT),
+      "--kubeconfig",
+      kubeconfig(),
+    ],
     {
       env: {
         ...process.env,

@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import type { FaultProxy } from "../support/fault-proxy.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -12,7 +13,6 @@ import {
   type TestRepo,
 } from "../support/git-server.ts";
 import { sendGithubPush } from "../support/github.ts";
-import type { KubeProxy } from "../support/kube-proxy.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import { pushAppliesCommit } from "./cases/push.case.ts";
 import {
@@ -30,7 +30,7 @@ const SECRET = "worker-webhook-secret";
 
 let git: GitServer;
 let workerd: Workerd;
-let proxy: KubeProxy;
+let proxy: FaultProxy;
 let base: string;
 let repo: TestRepo;
 
@@ -142,27 +142,40 @@ describe("plumb in workerd", () => {
     });
   });
 
-  it("the scheduled handler reconciles exactly the due Apps through the queue, retrying a failed message", async () => {
+  it("the scheduled handler reconciles exactly the due Apps through the queue; 503s are retried in the run, a failed run by the queue", async () => {
     await createNamespace("cron");
     const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
     const r = await git.createRepo("cron", {
       "due/cm.yaml": cm("due"),
       "flaky/cm.yaml": cm("flaky"),
+      "denied/cm.yaml": cm("denied"),
       "fresh/cm.yaml": cm("fresh"),
     });
-    for (const name of ["due", "flaky", "fresh"]) {
+    for (const name of ["due", "flaky", "denied", "fresh"]) {
       await createApp("cron", name, { source: { git: { url: r.url, path: name } } });
     }
     await reconcileApp({ namespace: "cron", name: "fresh" }, realPorts(), new Date());
-    proxy.failNext("/namespaces/cron/apps/flaky", 2);
+    // Two 503s: the transport's retries absorb them within the run.
+    const flaky = proxy.inject({
+      method: "GET",
+      path: "/namespaces/cron/apps/flaky",
+      times: 2,
+      fault: { status: 503 },
+    });
+    // A 403 is not retried: the run fails and the queue delivers the message again.
+    const denied = proxy.inject({
+      method: "GET",
+      path: "/namespaces/cron/apps/denied",
+      fault: { status: 403, reason: "Forbidden", message: "apps is forbidden (injected)" },
+    });
     const seen = proxy.requests.length;
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
     await waitFor(
       "due and flaky reconciled",
       async () => {
-        const [due, flaky] = await Promise.all([getApp("cron", "due"), getApp("cron", "flaky")]);
-        return due.status?.syncStatus === "Synced" && flaky.status?.syncStatus === "Synced";
+        const apps = await Promise.all(["due", "flaky", "denied"].map((n) => getApp("cron", n)));
+        return apps.every((a) => a.status?.syncStatus === "Synced");
       },
       60_000,
     ).catch((err) => {
@@ -170,10 +183,16 @@ describe("plumb in workerd", () => {
     });
     const after = proxy.requests.slice(seen);
     const gets = (name: string) =>
-      after.filter((x) => x.startsWith(`GET /apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}`))
-        .length;
+      after.filter(
+        (x) =>
+          x.method === "GET" &&
+          x.path.startsWith(`/apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}`),
+      ).length;
     expect(gets("fresh")).toBe(0);
     expect(gets("due")).toBe(1);
+    expect(flaky.hits()).toBe(2);
     expect(gets("flaky")).toBe(3);
+    expect(denied.hits()).toBe(1);
+    expect(gets("denied")).toBe(2);
   });
 });
