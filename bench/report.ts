@@ -5,6 +5,13 @@ import type { CronResult } from "./cron.ts";
 import { isDiscovery } from "./kube.ts";
 import type { MemoryResult } from "./memory.ts";
 import {
+  type ColdStartResult,
+  coldStartLine,
+  type ProcessResult,
+  processReport,
+  processTargets,
+} from "./process-report.ts";
+import {
   type CpuBreakdown,
   type RequestsCase,
   type RunSample,
@@ -35,6 +42,9 @@ export interface Results {
   renderNode?: NodeRenderResult | undefined;
   renderWorkerd?: WorkerdRenderResult | undefined;
   comparison: ComparisonCase[];
+  /** Issue 14 target 1: the CLI as a whole process, and the Worker's cold start. */
+  process?: ProcessResult | undefined;
+  coldStart?: ColdStartResult | undefined;
   targets: Target[];
   errors: Array<{ phase: string; error: string }>;
 }
@@ -120,6 +130,7 @@ export function evaluateTargets(results: Results): Target[] {
       : "not measured",
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
+  out.push(...processTargets(results.process));
   return out;
 }
 
@@ -351,6 +362,7 @@ export function report(results: Results): string {
     b
       ? `${b.file}: ${bytes(b.rawBytes)} raw (${b.rawBytes} B), ${bytes(b.gzipBytes)} gzipped (${b.gzipBytes} B)`
       : "not measured",
+    `cold start in workerd (spawn → first answer to GET /healthz): ${coldStartLine(results.coldStart)}`,
   );
 
   h("6. Peak memory of one first-sync reconcile of generated-50 (child Node process)");
@@ -484,6 +496,9 @@ export function report(results: Results): string {
     ])
       if (l) lines.push(l.slice(0, 600));
   }
+
+  h("9. Whole processes: the plumb CLI from start to exit (issue 14 target 1)");
+  lines.push(...processReport(results.process));
 
   h("Targets");
   lines.push(
