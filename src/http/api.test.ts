@@ -524,6 +524,7 @@ describe("Kubernetes API errors", () => {
         msg: "kubernetes API error",
         status: 500,
         reason: "InternalError",
+        detail: "etcdserver: request timed out",
         method: "GET",
         path: WEB,
       },

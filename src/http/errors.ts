@@ -26,7 +26,8 @@ export type Log = (entry: Record<string, unknown>) => void;
  * Maps an error to a JSON response:
  * - HttpError / HTTPException / OperationRefused: its status and message (plus details);
  * - KubeApiError 404 → 404, 409 → 409 (with the API server's message and reason), any other
- *   → 502 "kubernetes API error";
+ *   → 502 "kubernetes API error" (the log entry has the error's message: the request and the
+ *   cause, e.g. a TLS UnknownIssuer, issue 9 item 9);
  * - anything else → 500 "internal error" (logged; no stack or message leaves the process).
  * Every body is redacted with `redactor` (issue 11: an API server message may echo a Secret's
  * value). On the web page's routes (`errorPage` set) the same status and message become an
@@ -64,7 +65,13 @@ function describeError(
     if (err.status === 404 || err.status === 409) {
       return { status: err.status, body: { message: err.message, reason: err.reason } };
     }
-    log?.({ msg: "kubernetes API error", status: err.status, reason: err.reason, ...where(c) });
+    log?.({
+      msg: "kubernetes API error",
+      status: err.status,
+      reason: err.reason,
+      detail: err.message,
+      ...where(c),
+    });
     return {
       status: 502,
       body: { message: "kubernetes API error", status: err.status, reason: err.reason },
