@@ -89,6 +89,15 @@ describe("withRetries", () => {
     }
   });
 
+  it("sends a create again after a lost answer when the caller says it handles a repeat", async () => {
+    const s = scripted([{ fail: "reset", sent: true }, status(409)]);
+    const res = await s.transport("POST", "/apis/coordination.k8s.io/v1/namespaces/a/leases", {
+      body: {},
+      idempotent: true,
+    });
+    expect(res).toMatchObject({ status: 409, attempts: 2 });
+  });
+
   it("sends a create again when the connection failed before anything was sent", async () => {
     const s = scripted([
       { fail: "connect", sent: false },

@@ -50,8 +50,9 @@ export const RETRY_DEFAULTS = {
  * - the answer is 503 with Retry-After: the server said "not now" and did not run it — any
  *   method;
  * - the answer is another 5xx, or no answer came after the request was sent (reset, timeout):
- *   only when sending it twice does no harm (see {@link isIdempotent}); a create (POST) may
- *   have been executed, so it is not sent again and the caller sees the failure;
+ *   only when sending it twice does no harm (see {@link isIdempotent}, or the request says
+ *   `idempotent: true`); a create (POST) may have been executed, so it is not sent again and
+ *   the caller sees the failure;
  * - no connection could be made (refused, DNS): any method, nothing reached the server.
  * Never for other 4xx, for certificate failures (sending again cannot help) or unreadable
  * credentials. The wait is the server's Retry-After (seconds or an HTTP date, capped), else an
@@ -67,7 +68,7 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   return async (method, path, request = {}) => {
     const start = now();
-    const idempotent = isIdempotent(method, request.contentType);
+    const idempotent = request.idempotent ?? isIdempotent(method, request.contentType);
     for (let attempt = 1; ; attempt++) {
       const left = start + o.deadlineMs - now();
       const timeoutMs = Math.max(1, Math.min(o.attemptTimeoutMs, left));

@@ -19,6 +19,12 @@ export interface KubeRequest {
   /** Accept header; application/json unless given (e.g. the Table form kubectl asks for). */
   accept?: string;
   /**
+   * The caller handles a repeat of this request itself (e.g. a create of a fixed name whose
+   * 409 AlreadyExists it reads as "mine, from an attempt whose answer was lost"): the retry
+   * layer may then resend it like an idempotent request.
+   */
+  idempotent?: boolean;
+  /**
    * This attempt's deadline, ms: a request with no answer by then fails with a
    * KubeTransportError of kind "timeout" (set by the retry layer; none when absent).
    */

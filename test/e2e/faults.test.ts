@@ -205,9 +205,14 @@ describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", 
     }
   });
 
-  it("the server-side apply executed but its answer lost, and a 500 on the status write: both sent again, the run succeeds", async () => {
+  it("the Lease created and the server-side apply executed but their answers lost, and a 500 on the status write: all sent again, the run succeeds", async () => {
     await createApp(NS, "writes", {
       source: { git: { url: repo.url, ref: "main", path: "writes" } },
+    });
+    const lease = proxy.inject({
+      method: "POST",
+      path: `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`,
+      fault: { reset: "after" },
     });
     const applied = proxy.inject({
       method: "PATCH",
@@ -221,7 +226,7 @@ describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", 
     });
     const seen = proxy.requests.length;
     const r = await plumb(viaProxy, ["reconcile", `${NS}/writes`]);
-    expect([applied.hits(), status.hits()]).toEqual([1, 1]);
+    expect([lease.hits(), applied.hits(), status.hits()]).toEqual([1, 1, 1]);
     expect(r.lines).toEqual([
       expect.objectContaining({ outcome: "Reconciled", syncStatus: "Synced" }),
     ]);
