@@ -22,7 +22,7 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** `node functions/cli.ts serve --port P --kubeconfig K`. */
+/** `node functions/plumb.mjs serve --port P --kubeconfig K` (the bin). */
 export async function startNodeServer(kubeconfig: string): Promise<Server> {
   const port = await freePort();
   const child = spawn(

@@ -18,7 +18,7 @@ const NS = `verbs-${Date.now().toString(36)}`;
 async function plumb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [
-      join(ROOT, "functions/cli.ts"),
+      join(ROOT, "functions/plumb.mjs"),
       ...args,
       "--kubeconfig",
       kubeconfig(),

@@ -2,7 +2,7 @@
 // 8): the fault proxy answers chosen requests with 429/503/500, resets or silence; plumb (the
 // `plumb` bin, as an operator runs it) retries what is safe, fails what never answers within
 // its deadline, and names the request and the cause.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -12,7 +12,7 @@ import { parse } from "yaml";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.ts";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
 import { sendGithubPush } from "../support/github.ts";
-import { freePort, stopChild } from "../support/workerd.ts";
+import { startServe } from "../support/serve.ts";
 import { createApp, createNamespace, getApp, getObject, kubeconfig, waitFor } from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -104,25 +104,9 @@ const READ_FAULTS = [
 describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", () => {
   it("a signed push right after the CRD is established: the first list of Apps gets 429 'storage is (re)initializing', then 503 Retry-After, and still 202 and the App reconciled", async () => {
     await createApp(NS, "hook", { source: { git: { url: repo.url, ref: "main", path: "hook" } } });
-    const port = await freePort();
-    const server: ChildProcess = spawn(
-      process.execPath,
-      [BIN, "serve", "--port", String(port), "--kubeconfig", viaProxy],
-      {
-        env: { ...process.env, GITHUB_WEBHOOK_SECRET: SECRET },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let output = "";
-    server.stdout?.on("data", (d) => (output += d));
-    server.stderr?.on("data", (d) => (output += d));
-    const base = `http://127.0.0.1:${port}`;
+    const server = await startServe(viaProxy, { GITHUB_WEBHOOK_SECRET: SECRET });
+    const { base } = server;
     try {
-      await waitFor(
-        "plumb serve up",
-        async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-        20_000,
-      );
       // The list the webhook makes to find the Apps on the pushed repository.
       const list = /^\/apis\/plumb\.dev\/v1alpha1\/apps(\?|$)/;
       const initializing = proxy.inject({
@@ -170,13 +154,13 @@ describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", 
       );
       const live = await getObject(`/api/v1/namespaces/${NS}/configmaps/hook`);
       expect(live?.["data"]).toEqual({ from: "push" });
-      expect(output).toContain(
+      expect(server.output()).toContain(
         '"msg":"retrying kubernetes request","request":"GET /apis/plumb.dev/v1alpha1/apps","attempt":1,"cause":"HTTP 429 (Retry-After 1): storage is (re)initializing","waitMs":1000',
       );
     } catch (err) {
-      throw new Error(`${String(err)}\n${output.slice(-4000)}`);
+      throw new Error(`${String(err)}\n${server.output().slice(-4000)}`);
     } finally {
-      await stopChild(server);
+      await server.stop();
     }
   });
 

@@ -1,4 +1,4 @@
-// `plumb serve` as a child process for e2e tests: a free port, its output kept, stopped after.
+// `plumb serve` (the bin) as a child process for e2e tests: a free port, its output kept, stopped after.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -31,7 +31,14 @@ export async function startServe(kubeconfig: string, env: Record<string, string>
   let output = "";
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(port), "--kubeconfig", kubeconfig],
+    [
+      join(ROOT, "functions/plumb.mjs"),
+      "serve",
+      "--port",
+      String(port),
+      "--kubeconfig",
+      kubeconfig,
+    ],
     { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   child.stdout?.on("data", (d) => (output += d));
