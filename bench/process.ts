@@ -112,12 +112,13 @@ export async function processCost(
     source: { git: { url: repo.url, ref: "main" } },
     interval: "1h",
   });
-  // Settle: runs until one writes nothing (the Deployment rolled out, status unchanged).
+  // Settle as reconcile-bench does: until 3 runs in a row write nothing (the Deployment rolled
+  // out, health and status unchanged), at most 30 runs.
   const target = `${NOOP_NS}/guestbook`;
-  for (let i = 0; i < 20; i++) {
+  for (let i = 0, quiet = 0; i < 30 && quiet < 3; i++) {
     const s = await timeProcess(cli, ["reconcile", target, ...k]);
-    if (s.exit === 0 && s.writes === 0) break;
-    await new Promise((r) => setTimeout(r, 500));
+    quiet = s.exit === 0 && s.writes === 0 ? quiet + 1 : 0;
+    if (quiet < 3) await new Promise((r) => setTimeout(r, 300));
   }
   await measure("no-op: reconcile NS/NAME (guestbook)", ["reconcile", target], runs);
 
