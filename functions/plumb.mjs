@@ -16,11 +16,15 @@ function freshEntry() {
   } catch {
     return undefined;
   }
-  for (const [path, [mtime, size]] of Object.entries(manifest.inputs)) {
-    const s = statSync(new URL(path, root), { throwIfNoEntry: false });
-    if (!s || s.mtimeMs !== mtime || s.size !== size) return undefined;
+  try {
+    for (const [path, [mtime, size]] of Object.entries(manifest.inputs)) {
+      const s = statSync(new URL(path, root), { throwIfNoEntry: false });
+      if (!s || s.mtimeMs !== mtime || s.size !== size) return undefined;
+    }
+    return new URL(manifest.entry, dist);
+  } catch {
+    return undefined; // a manifest of another shape: build again
   }
-  return new URL(manifest.entry, dist);
 }
 
 let entry = freshEntry();

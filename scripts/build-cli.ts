@@ -2,7 +2,9 @@
 // run loads a few bundled files instead of hundreds of TypeScript modules (issue 14: the fixed
 // cost of a run). functions/plumb.mjs (the `plumb` bin) calls this when a source changed.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { isBuiltin } from "node:module";
 import { join, relative, resolve } from "node:path";
+import type { Plugin } from "esbuild";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist/cli");
@@ -42,15 +44,19 @@ export async function buildCli(): Promise<Manifest> {
     platform: "node",
     target: "node24",
     external: ["@kubernetes/client-node"],
+    plugins: [builtinsWithoutFacades],
     // CommonJS dependencies call require() for Node built-ins.
     banner: {
-      js: 'import { createRequire as __plumbRequire } from "node:module"; const require = __plumbRequire(import.meta.url);',
+      js: 'const require = process.getBuiltinModule("node:module").createRequire(import.meta.url);',
     },
     metafile: true,
     legalComments: "none",
     logLevel: "silent",
   });
-  const own = Object.keys(result.metafile.inputs).filter((p) => !p.includes("node_modules/"));
+  // Our own files (not packages, not the plugin's virtual "node-builtin:" modules).
+  const own = Object.keys(result.metafile.inputs).filter(
+    (p) => !p.includes("node_modules/") && !/^[a-z-]+:/.test(p),
+  );
   const inputs: Manifest["inputs"] = {};
   for (const p of [...own, DEPENDENCIES_STAMP, "package.json"]) {
     const s = statSync(join(ROOT, p), { throwIfNoEntry: false });
@@ -64,6 +70,38 @@ export async function buildCli(): Promise<Manifest> {
   removeOldBuilds(id);
   return manifest;
 }
+
+/**
+ * Node built-ins through process.getBuiltinModule instead of ESM imports. An ESM import of a
+ * built-in makes Node build its namespace from every export, running lazy getters: node:fs
+ * loads its streams, node:http loads undici (~30 ms and 15 MiB). Each named import becomes one
+ * property read, marked pure so esbuild drops the ones nothing uses. CommonJS require() calls
+ * are left to the banner's require, which returns the same object without a namespace.
+ */
+const builtinsWithoutFacades: Plugin = {
+  name: "builtins-without-facades",
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
+      // require() in CommonJS dependencies already gets the plain object (the banner's require).
+      if (args.kind !== "import-statement" && args.kind !== "dynamic-import") return undefined;
+      const id = args.path.startsWith("node:") ? args.path : `node:${args.path}`;
+      return isBuiltin(id) ? { path: id, namespace: "node-builtin" } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: "node-builtin" }, (args) => {
+      const mod = process.getBuiltinModule(args.path) as Record<string, unknown>;
+      const names = Object.getOwnPropertyNames(mod).filter(
+        (n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default",
+      );
+      const lines = [
+        `const __builtin = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+        "const __pick = (k) => __builtin[k];",
+        "export default __builtin;",
+        ...names.map((n) => `export const ${n} = /* @__PURE__ */ __pick(${JSON.stringify(n)});`),
+      ];
+      return { contents: lines.join("\n"), loader: "js" };
+    });
+  },
+};
 
 function removeOldBuilds(current: string): void {
   for (const name of readdirSync(DIST)) {
