@@ -2,6 +2,7 @@
 // runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
 import { z } from "zod";
 import { AppSource } from "./app-source.ts";
+import { cronIssue, timeZoneIssue } from "./cron.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Longest spec.interval accepted (a year): beyond it dates overflow. */
@@ -246,6 +247,58 @@ export const SyncPolicy = z
   })
   .describe("When and how plumb applies.");
 
+/** How many sync windows an App may have. */
+export const MAX_SYNC_WINDOWS = 50;
+
+export const SYNC_WINDOW_KINDS = ["allow", "deny"] as const;
+
+export const SyncWindow = z
+  .object({
+    kind: z
+      .enum(SYNC_WINDOW_KINDS)
+      .describe(
+        "allow: automated syncs happen only inside an allow window (when any exists). deny: no automated sync while the window is open; a deny window wins over an allow window.",
+      ),
+    schedule: z
+      .string()
+      .min(1)
+      .max(256)
+      .describe(
+        'When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week, e.g. "0 22 * * 1-5") or @hourly, @daily, @weekly, @monthly, @yearly, in timeZone.',
+      ),
+    duration: z
+      .string()
+      .regex(DURATION, "must be a duration such as 30m, 1h or 8h30m")
+      .refine((d) => {
+        if (!DURATION.test(d)) return true;
+        const ms = parseDuration(d);
+        return ms >= 60_000 && ms <= MAX_INTERVAL_MS;
+      }, "must be between 1m and 8760h (a year)")
+      .describe("How long the window stays open from each time the schedule fires (e.g. 8h)."),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .default("UTC")
+      .describe("IANA time zone of the schedule (e.g. Europe/Berlin); DST is followed."),
+    manualSync: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Let operations (Sync, Deploy, Rollback, Approve from the HTTP API, the CLI or kubectl) through while this window blocks automated sync.",
+      ),
+    description: z.string().max(255).optional().describe("Why the window exists (e.g. a ticket)."),
+  })
+  .superRefine((w, ctx) => {
+    const zone = timeZoneIssue(w.timeZone);
+    if (zone) ctx.addIssue({ code: "custom", path: ["timeZone"], message: zone });
+    const issue = zone ? undefined : cronIssue(w.schedule, w.timeZone);
+    if (issue) ctx.addIssue({ code: "custom", path: ["schedule"], message: issue });
+  })
+  .describe(
+    "A time window that allows or denies automated sync (Argo CD's sync windows). Outside a window, status shows OutOfSync and nextSyncWindow.",
+  );
+
 export const OPERATION_TYPES = [
   "Sync",
   "Deploy",
@@ -325,6 +378,13 @@ export const AppSpec = z
       ),
     operation: Operation.optional(),
     notifications: Notifications.optional(),
+    syncWindows: z
+      .array(SyncWindow)
+      .max(MAX_SYNC_WINDOWS)
+      .optional()
+      .describe(
+        "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
   })
   .describe("Desired state of an App.");
 
@@ -476,6 +536,10 @@ export const AppStatus = z
     operationState: OperationState.optional(),
     conditions: z.array(Condition).optional(),
     lastSyncedAt: z.string().optional(),
+    nextSyncWindow: z
+      .string()
+      .optional()
+      .describe("While a sync window holds automated sync back: when it may next run (RFC 3339)."),
     lastReconciledAt: z.string().optional(),
     nextReconcileAt: z.string().optional(),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
@@ -499,6 +563,7 @@ export type ImageSource = z.output<typeof ImageSource>;
 export type ChartSource = z.output<typeof ChartSource>;
 export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
+export type SyncWindow = z.output<typeof SyncWindow>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

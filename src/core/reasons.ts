@@ -31,6 +31,8 @@ export const ConditionReason = {
   /** Ready=False: an object is unhealthy or absent. */
   Degraded: "Degraded",
   Missing: "Missing",
+  /** Ready=True, OutOfSync: a sync window holds the change back (the message names it). */
+  OutsideSyncWindow: "OutsideSyncWindow",
   /** Reconciling=False and Stalled=False after a run that did not fail. */
   Reconciled: "Reconciled",
   /** Stalled=False after a failure that the schedule retries. */
@@ -92,6 +94,8 @@ export const GateReason = {
   ApplyStalled: "ApplyStalled",
   Frozen: "Frozen",
   ManualSync: "ManualSync",
+  /** spec.syncWindows block automated sync now (issue 15). */
+  OutsideSyncWindow: "OutsideSyncWindow",
   UpToDate: "UpToDate",
   OperationRefused: "OperationRefused",
 } as const;

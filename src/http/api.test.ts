@@ -183,6 +183,7 @@ describe("GET apps", () => {
       conditions: status.conditions,
       lastSyncedAt: "2026-03-03T00:00:00Z",
       nextReconcileAt: "2026-03-04T05:11:07Z",
+      nextSyncWindow: null,
       resources: status.resources ?? [],
       drift: [],
     });

@@ -84,7 +84,7 @@ export function keyOf(app: App): string {
 /**
  * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
  * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
- * nextReconcileAt, resources, drift}` — for a Held App, `resources` is the approval preview
+ * nextReconcileAt, nextSyncWindow, resources, drift}` — for a Held App, `resources` is the approval preview
  * (what will be created, changed field by field, pruned). Absent scalars are null, lists [].
  */
 export function summarize(app: App) {
@@ -103,6 +103,7 @@ export function summarize(app: App) {
     conditions: s.conditions ?? [],
     lastSyncedAt: s.lastSyncedAt ?? null,
     nextReconcileAt: s.nextReconcileAt ?? null,
+    nextSyncWindow: s.nextSyncWindow ?? null,
     // What approving would create, change (which fields) and prune, and what drifted.
     resources: s.resources ?? [],
     drift: s.drift ?? [],

@@ -17,6 +17,7 @@ import {
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
+import type { WindowBlock } from "./windows.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
@@ -72,6 +73,11 @@ export interface RunRecord {
   syncStatus: SyncStatus;
   /** A failed step. */
   failure?: Failure;
+  /**
+   * A sync window held a sync back this run (issue 15): why (names the window), and when
+   * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
+   */
+  syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
@@ -151,18 +157,22 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   if (!run.failure && run.health.status === "Progressing") {
     next = new Date(Math.min(next.getTime(), run.now.getTime() + PROGRESSING_RECHECK_MS));
   }
+  // A held-back sync runs when its window opens, not an interval later.
+  const opens = run.syncWindow?.next;
+  if (opens && opens.getTime() < next.getTime()) next = opens;
+  set("nextSyncWindow", opens?.toISOString());
   set("nextReconcileAt", next.toISOString());
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
-  for (const c of conditionsFor(run)) conds = setCondition(conds, c, run.now, run.generation);
+  for (const c of conditionsFor(run, prev)) conds = setCondition(conds, c, run.now, run.generation);
   if (run.dns)
     conds = setCondition(conds, { type: "DNSRecords", ...run.dns }, run.now, run.generation);
   set("conditions", conds);
   return status;
 }
 
-function conditionsFor(run: RunRecord): ConditionInput[] {
+function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
   if (run.failure) {
     return [
       { type: "Ready", status: "False", reason: run.failure.reason, message: run.failure.message },
@@ -191,9 +201,20 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
     message: "",
   };
   const { status: health, reason } = run.health;
+  // A change a sync window holds back is said in Ready's message whatever the health.
+  const held =
+    run.syncWindow && run.syncStatus === "OutOfSync"
+      ? heldByWindowMessage(run, prev, run.syncWindow.message)
+      : undefined;
+  const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
   if (health === "Progressing") {
     return [
-      { type: "Ready", status: "False", reason: ConditionReason.Progressing, message: reason },
+      {
+        type: "Ready",
+        status: "False",
+        reason: ConditionReason.Progressing,
+        message: withHeld(reason),
+      },
       {
         type: "Reconciling",
         status: "True",
@@ -205,8 +226,15 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
   }
   const ready: ConditionInput =
     health === "Degraded" || health === "Missing"
-      ? { type: "Ready", status: "False", reason: health, message: reason }
-      : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
+      ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
+      : held
+        ? {
+            type: "Ready",
+            status: "True",
+            reason: ConditionReason.OutsideSyncWindow,
+            message: held,
+          }
+        : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
   return [
     ready,
     { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
@@ -232,6 +260,20 @@ function readyMessage(run: RunRecord): string {
     default:
       return run.health.reason;
   }
+}
+
+/** Ready's message when a sync window holds the source's revision (or a drift fix) back. */
+function heldByWindowMessage(run: RunRecord, prev: AppStatus, window: string): string {
+  const head = run.observedRevision ?? "";
+  const sameRender =
+    run.observedObjectHash === undefined || prev.objectHash === run.observedObjectHash;
+  let held = `revision ${head} is not applied`;
+  if (prev.revision === head && !sameRender)
+    held = `the changed render of revision ${head} is not applied`;
+  if (prev.revision === head && sameRender) {
+    held = `${run.drift?.length ?? 0} drifted object(s) are not corrected (see status.drift)`;
+  }
+  return `${held}: ${window}`;
 }
 
 function dedupe<T extends { revision: string }>(items: T[]): T[] {

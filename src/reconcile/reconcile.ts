@@ -142,11 +142,13 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   }
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
-  // 6. Gates: freeze, a pending operation, requiresApproval, automated.
-  const decision = decide(spec.value, ctx.prev, {
-    revision,
-    objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? ""),
-  });
+  // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
+  const decision = decide(
+    spec.value,
+    ctx.prev,
+    { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
+    now,
+  );
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
@@ -185,8 +187,9 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const rejected = decision.reason === GateReason.Rejected;
       const desired = head.ok && !rejected ? head.value : undefined;
       const seen = await observe(ctx, desired, waiting);
-      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen or manual.
-      const heal =
+      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen, manual or outside
+      //    a sync window.
+      const wantsHeal =
         desired !== undefined &&
         !waiting &&
         seen.comparison.drift.length > 0 &&
@@ -194,6 +197,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         spec.value.syncPolicy.automated &&
         !spec.value.freeze &&
         !decision.operation;
+      const heal = wantsHeal && !decision.window;
       const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
       const outcome = observedOutcome({
         prev: ctx.prev,
@@ -205,6 +209,10 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
       });
       if (decision.operation) refuseOperation(ctx, outcome, decision);
+      const { window } = decision;
+      if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
+        outcome.syncWindow = window;
+      }
       // DNS follows what is applied: re-checked on each full run while that is the desired set.
       const applied =
         desired !== undefined &&
