@@ -65,7 +65,7 @@ describe("validateSpec", () => {
       ok: true,
       value: {
         source: { git: { url: "https://h/o/r.git", ref: "HEAD", path: "." } },
-        destination: { cluster: "" },
+        destination: {},
         interval: "5m",
         syncPolicy: {
           automated: true,
@@ -94,7 +94,7 @@ describe("validateSpec", () => {
     ]);
   });
 
-  it("refuses intervals that overflow dates, and other clusters", () => {
+  it("refuses intervals that overflow dates, and a cluster that is not a Secret reference", () => {
     const r = validateSpec({
       source: { git: { url: "https://h/o/r.git" } },
       interval: "999999999999h",
@@ -104,13 +104,34 @@ describe("validateSpec", () => {
       {
         code: "InvalidSpec",
         path: "spec.destination.cluster",
-        message: 'only "" (the cluster plumb talks to) is supported',
+        message: 'must be "" (the cluster plumb talks to) or {secretRef: {name, key}}',
       },
       {
         code: "InvalidSpec",
         path: "spec.interval",
         message: "must be between 1s and 8760h (a year)",
       },
+    ]);
+  });
+
+  it('reads destination.cluster "" as the App\'s own cluster, and a kubeconfig Secret', () => {
+    const base = { source: { git: { url: "https://h/o/r.git" } } };
+    const home = validateSpec({ ...base, destination: { cluster: "" } });
+    expect(home.ok && home.value.destination).toEqual({});
+    const remote = validateSpec({
+      ...base,
+      destination: { cluster: { secretRef: { name: "b" } } },
+    });
+    expect(remote.ok && remote.value.destination).toEqual({
+      cluster: { secretRef: { name: "b" } },
+    });
+    const bad = validateSpec({
+      ...base,
+      destination: { cluster: { secretRef: { name: "B!", key: "a/b" } } },
+    });
+    expect(bad.ok ? [] : bad.error.map((i) => i.path)).toEqual([
+      "spec.destination.cluster.secretRef.name",
+      "spec.destination.cluster.secretRef.key",
     ]);
   });
 

@@ -202,6 +202,36 @@ export const Source = z
   })
   .describe("Where the desired state comes from: exactly one of git, image, app or chart.");
 
+/** Secret keys a kubeconfig is looked up under when secretRef.key is not given (Flux's order). */
+export const KUBECONFIG_KEYS = ["value", "value.yaml"] as const;
+
+/** A Secret key: what Kubernetes allows in a Secret's data. */
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export const KubeconfigSecretRef = z
+  .object({
+    name: secretName,
+    key: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(SECRET_KEY)
+      .optional()
+      .describe('Key holding the kubeconfig; when absent, "value", then "value.yaml" (Flux).'),
+  })
+  .describe("A Secret in the App's namespace holding a kubeconfig for the destination cluster.");
+
+const CLUSTER_SHAPE = 'must be "" (the cluster plumb talks to) or {secretRef: {name, key}}';
+
+export const RemoteCluster = z
+  .object(
+    { secretRef: KubeconfigSecretRef },
+    { error: (issue) => (issue.code === "invalid_type" ? CLUSTER_SHAPE : undefined) },
+  )
+  .describe(
+    "Another cluster, reached with the kubeconfig in a Secret: its server, CA and bearer token (or, on Node, client certificate). Exec plugins, auth providers, file paths and insecure-skip-tls-verify are refused.",
+  );
+
 export const Destination = z
   .object({
     namespace: z
@@ -211,10 +241,10 @@ export const Destination = z
       .optional()
       .describe("Namespace for namespaced objects without one. Defaults to the App's namespace."),
     cluster: z
-      .string()
-      .max(0, 'only "" (the cluster plumb talks to) is supported')
-      .default("")
-      .describe('Target cluster; "" is the cluster plumb talks to (the only one supported).'),
+      .preprocess((v) => (v === "" ? undefined : v), RemoteCluster.optional())
+      .describe(
+        'Target cluster: absent or "" for the cluster plumb talks to (where the App lives); {secretRef: {name, key}} for another cluster. The App, its status, Events and Lease stay where the App lives.',
+      ),
   })
   .describe("Where the rendered objects go.");
 
@@ -351,7 +381,7 @@ export const Notifications = z
 export const AppSpec = z
   .object({
     source: Source,
-    destination: Destination.default({ cluster: "" }),
+    destination: Destination.default({}),
     interval: z
       .string()
       .regex(DURATION, "must be a duration such as 30s, 5m or 1h")
@@ -436,6 +466,12 @@ export const FieldChange = z.object({
   manager: z.string().optional().describe("Field manager that owns the live value."),
 });
 
+/** A remote cluster the inventory has objects on, and the Secret that reaches it. */
+export const ClusterRecord = z.object({
+  server: z.string().describe("API server URL, as the kubeconfig names it."),
+  secretRef: KubeconfigSecretRef,
+});
+
 export const ResourceStatus = ObjectRef.extend({
   status: z.enum(RESOURCE_STATUSES),
   health: z.enum(HEALTH_STATUSES).optional(),
@@ -465,6 +501,12 @@ export const InventoryEntry = ObjectRef.extend({
     .optional()
     .describe(
       "A Job that finished and was removed by its ttlSecondsAfterFinished: done (Synced, not recreated) until its rendered form changes.",
+    ),
+  cluster: z
+    .string()
+    .optional()
+    .describe(
+      "The API server URL of the cluster the object is on; absent for the cluster the App lives in (issue 15).",
     ),
 });
 
@@ -529,7 +571,16 @@ export const AppStatus = z
     previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
     objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
     observedObjectHash: z.string().optional(),
-    inventory: z.array(InventoryEntry).optional().describe("Objects this App applied and owns."),
+    inventory: z
+      .array(InventoryEntry)
+      .optional()
+      .describe("Objects this App applied and owns, with the cluster each is on."),
+    clusters: z
+      .array(ClusterRecord)
+      .optional()
+      .describe(
+        "The other clusters the inventory has objects on, with the kubeconfig Secret that reaches each (to prune there after a destination change or on deletion).",
+      ),
     resources: z.array(ResourceStatus).optional(),
     drift: z.array(DriftEntry).optional(),
     url: z.string().optional(),
@@ -550,6 +601,8 @@ export type AppSpec = z.output<typeof AppSpec>;
 export type AppSpecInput = z.input<typeof AppSpec>;
 export type AppStatus = z.output<typeof AppStatus>;
 export type ObjectRef = z.output<typeof ObjectRef>;
+export type ClusterRecord = z.output<typeof ClusterRecord>;
+export type KubeconfigSecretRef = z.output<typeof KubeconfigSecretRef>;
 export type Condition = z.output<typeof Condition>;
 export type ResourceStatus = z.output<typeof ResourceStatus>;
 export type DriftEntry = z.output<typeof DriftEntry>;

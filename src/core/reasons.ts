@@ -16,6 +16,16 @@ export const FailureReason = {
   PruneFailed: "PruneFailed",
   /** A host an Ingress of the App would serve is served by another Ingress: nothing applied. */
   HostConflict: "HostConflict",
+  /**
+   * The destination cluster's kubeconfig Secret is missing, malformed or refused (exec
+   * plugins, auth providers, files, insecure TLS): nothing runs (issue 15).
+   */
+  DestinationInvalid: "DestinationInvalid",
+  /**
+   * The destination cluster (or a former one still holding objects) does not answer: connection
+   * refused, TLS failure, timeout, 401/403. Nothing is applied or pruned; retried with backoff.
+   */
+  DestinationUnreachable: "DestinationUnreachable",
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -71,6 +81,8 @@ export const EventReason = {
   Adopted: "Adopted",
   /** DNS records of the App's domains were created, updated or deleted. */
   DNSUpdated: "DNSUpdated",
+  /** Objects left on an unreachable cluster, dropped from the inventory (plumb.dev/orphan-unreachable). */
+  Orphaned: "Orphaned",
 } as const;
 export type EventReason =
   | (typeof EventReason)[keyof typeof EventReason]

@@ -1,9 +1,10 @@
 // Status composition: the App's status after a run, from what the steps recorded. Pure.
 import type {
   AppStatus,
+  ClusterRecord,
   DriftEntry,
   HealthStatus,
-  ObjectRef,
+  InventoryEntry,
   OperationState,
   ResourceStatus,
   SyncStatus,
@@ -44,6 +45,11 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
   events: RunEvent[];
   /** Objects selfHeal re-applied this run (announced as DriftCorrected). */
   driftCorrected?: number;
+  /**
+   * Inventory entries still on other clusters after this run (issue 15); absent: those the
+   * run started with (RunContext.departed).
+   */
+  departed?: InventoryEntry[];
 };
 
 export interface RunRecord {
@@ -66,7 +72,10 @@ export interface RunRecord {
   /** The objectHash of a render whose apply failed terminally (Stalled); null clears it. */
   failedObjectHash?: string | null;
   operationState?: OperationState;
-  inventory: ObjectRef[];
+  /** On the destination (stamped with its cluster by recordRun), then on other clusters. */
+  inventory: InventoryEntry[];
+  /** The remote clusters the inventory has entries on, with their Secrets (issue 15). */
+  clusters?: ClusterRecord[] | undefined;
   resources: ResourceStatus[];
   health: { status: HealthStatus; reason: string };
   drift?: DriftEntry[];
@@ -147,6 +156,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   else if (run.failedObjectHash !== undefined) set("failedObjectHash", run.failedObjectHash);
   if (run.operationState) set("operationState", run.operationState);
   set("inventory", run.inventory);
+  set("clusters", run.clusters);
   set("resources", run.resources);
   set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
   if (run.url !== undefined) set("url", run.url);

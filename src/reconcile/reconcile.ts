@@ -33,6 +33,7 @@ import {
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
+import { connectDestination, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
@@ -101,12 +102,18 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   if (!finalizers.includes(FINALIZER)) {
     app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
   }
-  const ctx = runContext(app, ports, now);
+  const home = runContext(app, ports, now);
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
-  const spec = validateApp(ctx);
-  if (!spec.ok) return recordRun(ctx, DEFAULT_INTERVAL, await failedOutcome(ctx, spec.error));
+  const spec = validateApp(home);
+  if (!spec.ok) return recordRun(home, DEFAULT_INTERVAL, await failedOutcome(home, spec.error));
   const { interval } = spec.value;
+
+  //    Connect to the destination (another cluster: its kubeconfig Secret, issue 15).
+  const destination = await connectDestination(home, spec.value);
+  if (!destination.ok)
+    return recordRun(home, interval, await failedOutcome(home, destination.error));
+  const ctx = destination.value;
 
   // 3. Resolve the source to a revision (ls-refs, or tag → digest).
   const source = await resolveSource(ctx, spec.value);
@@ -298,6 +305,16 @@ async function sync(
   //    still live) is recorded without applying it again.
   const hostConflict = await checkHosts(ctx, target.objects);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
+  //    A former destination first: prune what the App left there, or refuse (issue 15).
+  const departed = await pruneDeparted(ctx, spec.syncPolicy.prune);
+  if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
+    const outcome = await failedOutcome(ctx, departed.failure, { operation: decision.operation });
+    return {
+      ...outcome,
+      departed: departed.remaining,
+      events: [...departed.events, ...outcome.events],
+    };
+  }
   const owners = await claimedByOthers(ctx);
   const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
@@ -338,6 +355,9 @@ async function sync(
       message: `took over ${applied.adopted.map(describeRef).join(", ")}`,
     });
   }
+  outcome.departed = departed.remaining;
+  outcome.events.push(...departed.events);
+  if (departed.failure && !outcome.failure) outcome.failure = departed.failure;
   return withDns(outcome, dns);
 }
 
