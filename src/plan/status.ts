@@ -9,12 +9,7 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import {
-  ConditionReason,
-  canonicalJson,
-  type DnsReason,
-  type FailureReason,
-} from "../core/index.ts";
+import { ConditionReason, canonicalJson, type DnsReason, FailureReason } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
@@ -199,7 +194,9 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
         message: run.failure.stalled
           ? `${run.failure.message} (fix the spec to retry)`
           : run.failure.transient === false
-            ? "retrying with backoff; the source or its credentials must change for it to succeed"
+            ? run.failure.reason === FailureReason.DestinationInvalid
+              ? "retrying with backoff; the destination's kubeconfig Secret must change for it to succeed"
+              : "retrying with backoff; the source or its credentials must change for it to succeed"
             : "transient; retrying with backoff",
       },
     ];

@@ -139,6 +139,8 @@ describe("remote destination", () => {
     expect(app().status?.conditions?.find((c) => c.type === "Stalled")).toMatchObject({
       status: "False",
       reason: "Retrying",
+      message:
+        "retrying with backoff; the destination's kubeconfig Secret must change for it to succeed",
     });
   });
 
