@@ -34,7 +34,7 @@ function fakeDestinations(clusters: Map<string, FakeKube>, down: Set<string>): D
       }
       const cluster = clusters.get(server);
       if (!cluster) throw new Error(`no fake cluster ${server}`);
-      return { server, cluster };
+      return { server, cluster, credentials: [] };
     },
   };
 }

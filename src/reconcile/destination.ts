@@ -185,7 +185,9 @@ async function reach(
   const key = keys.find((k) => data[k] !== undefined && data[k] !== "");
   if (!key) return err(invalid(`Secret ${name} has no kubeconfig under ${keys.join(" or ")}`));
   try {
-    return ok(await destinations.connect(data[key]!, `Secret ${name} key ${key}`));
+    const remote = await destinations.connect(data[key]!, `Secret ${name} key ${key}`);
+    for (const credential of remote.credentials) ctx.ports.redactor?.add(credential);
+    return ok(remote);
   } catch (e) {
     if (!(e instanceof DestinationError)) throw e;
     return err(e.kind === "invalid" ? invalid(e.message) : unreachable(e.message));

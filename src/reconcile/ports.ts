@@ -107,6 +107,8 @@ export interface RemoteCluster {
   /** The API server URL the kubeconfig names (the cluster's identity in the inventory). */
   server: string;
   cluster: ClusterPort;
+  /** The kubeconfig's secret strings (token, password, key): the loop redacts them everywhere. */
+  credentials: string[];
 }
 
 /**
