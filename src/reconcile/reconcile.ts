@@ -122,7 +122,11 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   const observed = { observedRevision: revision };
 
   // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)) {
+  //    Objects left on a former destination are not steady: the full run moves them.
+  if (
+    ctx.departed.length === 0 &&
+    isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)
+  ) {
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,
