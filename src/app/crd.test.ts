@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { appCrd, toStructural } from "./crd.ts";
 import { renderCrdYaml } from "./crd-yaml.ts";
 import { ONE_SOURCE } from "./schema.ts";
@@ -133,6 +134,18 @@ describe("validateSpec", () => {
       "spec.destination.cluster.secretRef.name",
       "spec.destination.cluster.secretRef.key",
     ]);
+  });
+
+  it.each(
+    readdirSync(new URL("../../infra/examples", import.meta.url)).filter((f) =>
+      f.startsWith("app-"),
+    ),
+  )("infra/examples/%s validates", (file) => {
+    const app = parse(
+      readFileSync(new URL(`../../infra/examples/${file}`, import.meta.url), "utf8"),
+    ) as { spec: unknown };
+    const r = validateSpec(app.spec);
+    expect(r.ok ? [] : r.error).toEqual([]);
   });
 
   it("refuses both or neither source", () => {
