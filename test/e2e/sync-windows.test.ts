@@ -3,6 +3,7 @@
 // The run's clock is injected (reconcileApp's `now`), so the windows need not be waited out.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHttpApp, parseHttpConfig } from "../../src/http/index.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -15,6 +16,7 @@ import {
   createNamespace,
   deploymentImage,
   getApp,
+  kubePort,
   patchAppSpec,
   realPorts,
 } from "./support.ts";
@@ -37,7 +39,7 @@ const utc = (dayOffset: number, hour: number, minute = 0) =>
   );
 
 describe("sync windows", () => {
-  it("a deny window holds a new commit back until it closes; manualSync lets a Sync through", async () => {
+  it("a deny window holds a new commit back until it closes; manualSync lets a Sync from the HTTP API through", async () => {
     const files = fixtureFiles(join(REAL_FIXTURES, "guestbook"));
     const repo = await git.createRepo("windows", files, { allowSha1InWant: true });
     await createNamespace(NS);
@@ -110,11 +112,31 @@ describe("sync windows", () => {
     await repo.commit({ [UI]: again }, "bump again");
     const third = await repo.head();
     expect(await run(utc(1, 23))).toMatchObject({ syncStatus: "OutOfSync", revision: head });
-    await patchAppSpec(NS, "guestbook", { operation: { id: "sync-2", type: "Sync" } });
+    // This time through the HTTP API (the same code serves plumb serve and the Worker).
+    const http = createHttpApp({
+      apps: kubePort(),
+      config: parseHttpConfig({
+        PLUMB_API_TOKENS: JSON.stringify([{ name: "ops", token: "windows-ops-token-0123" }]),
+      }),
+      now: () => new Date(),
+      trigger: async () => {},
+    });
+    const res = await http.fetch(
+      new Request(`http://plumb/api/v1/namespaces/${NS}/apps/guestbook/operations`, {
+        method: "POST",
+        headers: {
+          Authorization: "Bearer windows-ops-token-0123",
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify({ type: "sync" }),
+      }),
+    );
+    expect(res.status).toBe(202);
+    const { operation } = (await res.json()) as { operation: { id: string } };
     const synced = await run(utc(1, 23, 5));
     expect(synced).toMatchObject({ syncStatus: "Synced", revision: third });
     app = await getApp(NS, "guestbook");
-    expect(app.status?.operationState).toMatchObject({ id: "sync-2", phase: "Succeeded" });
+    expect(app.status?.operationState).toMatchObject({ id: operation.id, phase: "Succeeded" });
     expect(await deploymentImage(NS, "guestbook-ui")).toBe("gcr.io/google-samples/gb-frontend:v7");
   });
 });
