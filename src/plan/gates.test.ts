@@ -397,6 +397,12 @@ describe("decide with sync windows (issue 15)", () => {
     ).toMatchObject({ action: "apply", revision: R3, reason: "Approved" });
   });
 
+  it("a Reject applies nothing: it runs inside a deny window", () => {
+    const held = { ...applied, heldRevision: R3, heldObjectHash: "h3" };
+    const d = decide(windowed([deny()], { operation: op("Reject", R3) }), held, head, night);
+    expect(d).toMatchObject({ action: "reject", revision: R3 });
+  });
+
   it("a Restart is not a sync: it runs inside a deny window", () => {
     const d = decide(windowed([deny()], { operation: op("Restart") }), applied, head, night);
     expect(d).toEqual({ action: "restart", reason: "Restart", operation: op("Restart") });
