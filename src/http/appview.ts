@@ -1,7 +1,7 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import type { App, Operation } from "../app/index.ts";
+import { type App, type Operation, SyncWindow } from "../app/index.ts";
 import { nameOf } from "../core/index.ts";
 import { operationFinished } from "../plan/index.ts";
 
@@ -57,6 +57,17 @@ function withoutCredentials(location: string): string {
     // Not a URL (an image repository such as registry.example.com/org/web): drop any "user@".
     return location.replace(/^[^@/]*@/, "");
   }
+}
+
+/**
+ * `spec.syncWindows` when every window validates, else undefined (the reconcile reports an
+ * invalid spec; the HTTP API then leaves the decision to it).
+ */
+export function syncWindowsOf(app: App): SyncWindow[] | undefined {
+  const raw = record(app.spec)?.["syncWindows"];
+  if (!Array.isArray(raw)) return undefined;
+  const parsed = raw.map((w) => SyncWindow.safeParse(w));
+  return parsed.every((p) => p.success) ? parsed.map((p) => p.data!) : undefined;
 }
 
 /** Whether `spec.freeze` is true. */
