@@ -34,7 +34,7 @@ function fakeDestinations(clusters: Map<string, FakeKube>, down: Set<string>): D
       }
       const cluster = clusters.get(server);
       if (!cluster) throw new Error(`no fake cluster ${server}`);
-      return { server, cluster, credentials: [] };
+      return { server, cluster, credentials: [], requestCounts: () => cluster.requestCounts() };
     },
   };
 }
@@ -116,6 +116,15 @@ describe("remote destination", () => {
     expect(b.apps.size).toBe(0);
     expect(b.events).toEqual([]);
     expect(home.events.map((e) => e.reason)).toContain("Applied");
+  });
+
+  it("a run's request counts add the destination's to the App's cluster's", async () => {
+    const { home, b, ports } = setup();
+    const run = await reconcileApp(web, ports, t0);
+    const sum = { ...home.requestCounts() };
+    for (const [verb, n] of Object.entries(b.requestCounts())) sum[verb as keyof typeof sum] += n;
+    expect(run.requests).toEqual(sum);
+    expect(b.requestCounts().patch).toBe(2); // the two ConfigMaps, applied on B
   });
 
   it("prunes on the destination what the next commit drops", async () => {

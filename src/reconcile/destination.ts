@@ -23,7 +23,7 @@ import { type Failure, planPrune, type RunEvent, splitInventory } from "../plan/
 import { atDestination, type RunContext } from "./context.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
-import type { ClusterPort, RemoteCluster } from "./ports.ts";
+import type { ClusterPort, Ports, RemoteCluster, RequestCounts } from "./ports.ts";
 import { executePrune, pruneErrors } from "./prune.ts";
 
 /**
@@ -212,5 +212,37 @@ function unreachable(message: string): Failure {
     reason: FailureReason.DestinationUnreachable,
     message: `destination unreachable: ${message}`,
     stalled: false,
+  };
+}
+
+/**
+ * `ports` whose DestinationPort remembers the clusters it connected, and the requests sent to
+ * them so far: a run's request counts include its remote destinations (issue 15).
+ */
+export function countingRemotes(ports: Ports): { ports: Ports; counts(): Partial<RequestCounts> } {
+  const destinations = ports.destinations;
+  if (!destinations) return { ports, counts: () => ({}) };
+  const connected: RemoteCluster[] = [];
+  return {
+    ports: {
+      ...ports,
+      destinations: {
+        async connect(kubeconfig, source) {
+          const remote = await destinations.connect(kubeconfig, source);
+          connected.push(remote);
+          return remote;
+        },
+      },
+    },
+    counts() {
+      const out: Partial<RequestCounts> = {};
+      for (const remote of connected) {
+        for (const [verb, n] of Object.entries(remote.requestCounts?.() ?? {})) {
+          const v = verb as keyof RequestCounts;
+          out[v] = (out[v] ?? 0) + n;
+        }
+      }
+      return out;
+    },
   };
 }

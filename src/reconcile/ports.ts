@@ -109,6 +109,8 @@ export interface RemoteCluster {
   cluster: ClusterPort;
   /** The kubeconfig's secret strings (token, password, key): the loop redacts them everywhere. */
   credentials: string[];
+  /** Requests sent to this cluster so far, by verb (the check that it answers included). */
+  requestCounts?: () => RequestCounts;
 }
 
 /**

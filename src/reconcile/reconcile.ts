@@ -33,7 +33,7 @@ import {
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
-import { connectDestination, pruneDeparted } from "./destination.ts";
+import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
@@ -63,8 +63,9 @@ const MAX_NAME = 63;
  * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
  * times in all).
  * @param now the run's clock (every time written to status derives from it)
- * @returns the outcome and the API requests made, by verb; `error` names what failed (never a
- *   secret); `retryable` when the run ended before recording its outcome in status.
+ * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
+ *   remote destination); `error` names what failed (never a secret); `retryable` when the run
+ *   ended before recording its outcome in status.
  */
 export async function reconcileApp(
   ref: NamespacedName,
@@ -72,10 +73,11 @@ export async function reconcileApp(
   now: Date,
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
+  const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, ports, now);
+      line = await runOnce(ref, remotes.ports, now);
       break;
     } catch (e) {
       line = {
@@ -89,7 +91,11 @@ export async function reconcileApp(
       ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
-  return { ...line, requests: requestsSince(before, ports.kube.requestCounts()) };
+  const requests = requestsSince(before, ports.kube.requestCounts());
+  for (const [verb, n] of Object.entries(remotes.counts())) {
+    requests[verb as keyof RequestCounts] += n;
+  }
+  return { ...line, requests };
 }
 
 /** The checklist. Every path ends in recordRun, the only status write of a run. */
