@@ -83,6 +83,9 @@ export function appCrd(): Json {
   // cannot check an untyped field), so the API server keeps the field as written and plumb's
   // validation (zod) refuses a wrong shape with a Stalled InvalidSpec naming the field.
   const destination = (spec["properties"] as Json)["destination"] as Json;
+  // zod leaves the default out of the JSON Schema of an object holding a preprocessed field;
+  // the API server must default it as validateSpec does.
+  destination["default"] = {};
   const cluster = (destination["properties"] as Json)["cluster"] as Json;
   (destination["properties"] as Json)["cluster"] = {
     description: cluster["description"],
