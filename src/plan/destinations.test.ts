@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { InventoryRef } from "../app/index.ts";
+import type { InventoryEntry } from "../app/index.ts";
 import { clusterRecords, placeInventory, splitInventory } from "./destinations.ts";
 
 const B = "https://b.example:6443";
 const C = "https://c.example:6443";
-const cm = (name: string, cluster?: string): InventoryRef =>
+const cm = (name: string, cluster?: string): InventoryEntry =>
   cluster === undefined
     ? { apiVersion: "v1", kind: "ConfigMap", namespace: "a", name }
     : { apiVersion: "v1", kind: "ConfigMap", namespace: "a", name, cluster };
