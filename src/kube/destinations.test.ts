@@ -88,6 +88,15 @@ describe("createDestinations", () => {
     expect(requests).toEqual([]);
   });
 
+  it("a token too short to redact is refused (as source credentials are, issue 11)", async () => {
+    const { port, requests } = setup();
+    const e = await refusal(port.connect(kubeconfig("{token: abc}"), "Secret a/b key value"));
+    expect(e.message).toBe(
+      "kubeconfig Secret a/b key value: the token is too short to be redacted from messages; plumb refuses it (use at least 6 characters)",
+    );
+    expect(requests).toEqual([]);
+  });
+
   it("insecure-skip-tls-verify only when the cluster-wide setting allows it", async () => {
     const insecure = kubeconfig(`{token: ${TOKEN}}`, "insecure-skip-tls-verify: true");
     const refused = await refusal(setup().port.connect(insecure, "Secret a/b key value"));

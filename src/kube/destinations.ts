@@ -4,7 +4,7 @@
 // allows it), reached through the runtime's transport, and checked with one request before
 // the run uses it. Messages name fields and causes, never a credential.
 import { parse } from "yaml";
-import { DestinationError, Redactor } from "../core/index.ts";
+import { DestinationError, MIN_SECRET_LENGTH, Redactor, shortCredential } from "../core/index.ts";
 import type { DestinationPort, RemoteCluster } from "../reconcile/ports.ts";
 import { createKubePort } from "./adapter.ts";
 import { DiscoveryCache } from "./discovery.ts";
@@ -55,6 +55,16 @@ export function createDestinations(options: DestinationOptions): DestinationPort
           throw new DestinationError("invalid", secrets.redact(e.message));
         }
         throw e;
+      }
+      const short = shortCredential({
+        token: access.auth.kind === "token" ? access.auth.token : undefined,
+        password: access.auth.kind === "basic" ? access.auth.password : undefined,
+      });
+      if (short) {
+        throw new DestinationError(
+          "invalid",
+          `kubeconfig ${source}: the ${short} is too short to be redacted from messages; plumb refuses it (use at least ${MIN_SECRET_LENGTH} characters)`,
+        );
       }
       const raw = options.transport(access, source);
       await probe(withRetries(raw, { ...options.retry, ...PROBE_RETRY }), access, secrets);
