@@ -56,6 +56,14 @@ describe("createDestinations", () => {
     expect(remote.server).toBe("https://b.example:6443");
     expect(remote.credentials).toEqual([TOKEN]);
     expect(requests).toEqual(["GET /version"]);
+    expect(remote.requestCounts?.()).toEqual({
+      get: 1,
+      list: 0,
+      create: 0,
+      update: 0,
+      patch: 0,
+      delete: 0,
+    });
     expect(accesses[0]?.tls.ca).toEqual({
       data: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
     });

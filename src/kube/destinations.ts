@@ -73,10 +73,16 @@ export function createDestinations(options: DestinationOptions): DestinationPort
         cache = new DiscoveryCache();
         discovery.set(access.server, cache);
       }
+      const cluster = createKubePort(withRetries(raw, options.retry), { discovery: cache });
       return {
         server: access.server,
-        cluster: createKubePort(withRetries(raw, options.retry), { discovery: cache }),
+        cluster,
         credentials: credentialsOf(access),
+        // The probe was one GET.
+        requestCounts: () => {
+          const counts = cluster.requestCounts();
+          return { ...counts, get: counts.get + 1 };
+        },
       };
     },
   };
