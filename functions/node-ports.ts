@@ -3,8 +3,8 @@
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import { createKubePort, type KubeAppStore } from "../src/kube/index.ts";
-import { nodeKubeTransport } from "../src/kube/node.ts";
+import { createDestinations, createKubePort, type KubeAppStore } from "../src/kube/index.ts";
+import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import { createNodeEngines } from "../src/render/engines/node.ts";
@@ -36,6 +36,12 @@ export function nodePorts(
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
   const holder = `plumb-${hostname()}-${process.pid}`;
+  // Other clusters (spec.destination.cluster): CA data, tokens and client certificates.
+  const destinations = createDestinations({
+    transport: nodeDestinationTransport,
+    allowInsecureSkipTLSVerify: config.allowInsecureDestinations,
+    retry: kubeRetryOptions(config, log),
+  });
   return () => ({
     kube: createKubePort(transport),
     git,
@@ -48,6 +54,7 @@ export function nodePorts(
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
+    destinations,
     log,
     redactor,
   });

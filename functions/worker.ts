@@ -4,13 +4,15 @@ import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import {
+  createDestinations,
   createFetchTransport,
   createKubePort,
+  fetchDestinationTransport,
   type KubeAppStore,
   withRetries,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
-import { dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
+import { type DestinationPort, dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
 import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
@@ -60,10 +62,19 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   return v;
 }
 
+/** Remote destinations, one per isolate (its discovery cache outlives a request). */
+let destinations: DestinationPort | undefined;
+
 function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
+  // Other clusters (spec.destination.cluster): a bearer token to a publicly trusted certificate.
+  destinations ??= createDestinations({
+    transport: fetchDestinationTransport((server, token) => createFetchTransport(server, token)),
+    allowInsecureSkipTLSVerify: config.allowInsecureDestinations,
+    retry: kubeRetryOptions(config, logLine),
+  });
   const transport = withRetries(
     createFetchTransport(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
     kubeRetryOptions(config, logLine),
@@ -82,6 +93,7 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
+    destinations,
     log: logLine,
     redactor,
   };

@@ -79,6 +79,18 @@ export function appCrd(): Json {
       message: ONE_SOURCE,
     },
   ];
+  // destination.cluster is "" or {secretRef}: a structural schema cannot type a union (and CEL
+  // cannot check an untyped field), so the API server keeps the field as written and plumb's
+  // validation (zod) refuses a wrong shape with a Stalled InvalidSpec naming the field.
+  const destination = (spec["properties"] as Json)["destination"] as Json;
+  // zod leaves the default out of the JSON Schema of an object holding a preprocessed field;
+  // the API server must default it as validateSpec does.
+  destination["default"] = {};
+  const cluster = (destination["properties"] as Json)["cluster"] as Json;
+  (destination["properties"] as Json)["cluster"] = {
+    description: cluster["description"],
+    "x-kubernetes-preserve-unknown-fields": true,
+  };
   const status = schemaOf(AppStatus);
   (status["properties"] as Json)["conditions"] = {
     ...((status["properties"] as Json)["conditions"] as Json),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
-import type { AppStatus } from "../app/index.ts";
+import type { App, AppStatus } from "../app/index.ts";
 import { KubeApiError } from "../core/index.ts";
 import { createHttpApp } from "./app.ts";
 import type { HttpConfig } from "./config.ts";
@@ -43,8 +43,9 @@ const status: AppStatus = {
   ],
 };
 
-function setup() {
+function setup(extra: App[] = []) {
   const kube = new FakeKube([
+    ...extra,
     testApp("team-a", "web", { status }),
     testApp("team-a", "frozen", { status, spec: { freeze: true } }),
     testApp("team-a", "fresh"),
@@ -183,6 +184,7 @@ describe("GET apps", () => {
       conditions: status.conditions,
       lastSyncedAt: "2026-03-03T00:00:00Z",
       nextReconcileAt: "2026-03-04T05:11:07Z",
+      nextSyncWindow: null,
       resources: status.resources ?? [],
       drift: [],
     });
@@ -411,6 +413,40 @@ describe("POST operations", () => {
     });
     expect(kube.calls.setOperation).toEqual([]);
     expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("409 naming the sync window that blocks a manual sync, with when it opens (issue 15)", async () => {
+    // 05:06 UTC is inside a deny window from 22:00 for 8 h.
+    const { kube, call } = setup(
+      ["", "-manual"].map((suffix) =>
+        testApp("team-a", `frozen-nights${suffix}`, {
+          status,
+          spec: {
+            syncWindows: [
+              { kind: "deny", schedule: "0 22 * * *", duration: "8h", manualSync: suffix !== "" },
+            ],
+          },
+        }),
+      ),
+    );
+    const nights = "/api/v1/namespaces/team-a/apps/frozen-nights";
+    for (const type of ["sync", "deploy", "rollback"]) {
+      const res = await call("POST", `${nights}/operations`, TEAM_A, { type });
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual({
+        message:
+          'manual sync is blocked by the open deny window spec.syncWindows[0] ("0 22 * * *" UTC, 8h); next allowed at 2026-03-04T06:00:00.000Z (manualSync: true on a window lets operations through)',
+        nextSyncWindow: "2026-03-04T06:00:00.000Z",
+      });
+    }
+    expect((await call("POST", `${nights}/approve`, TEAM_A)).status).toBe(409);
+    expect(kube.calls.setOperation).toEqual([]);
+    // A Restart is not a sync; with manualSync on the window a Sync goes through.
+    expect((await call("POST", `${nights}/operations`, TEAM_A, { type: "restart" })).status).toBe(
+      202,
+    );
+    const manual = await call("POST", `${nights}-manual/operations`, TEAM_A, { type: "sync" });
+    expect(manual.status).toBe(202);
   });
 
   it("409 while an earlier operation is pending; allowed once its state is final", async () => {

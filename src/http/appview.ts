@@ -1,7 +1,7 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import type { App, Operation } from "../app/index.ts";
+import { type App, type Operation, SyncWindow } from "../app/index.ts";
 import { nameOf } from "../core/index.ts";
 import { operationFinished } from "../plan/index.ts";
 
@@ -59,6 +59,17 @@ function withoutCredentials(location: string): string {
   }
 }
 
+/**
+ * `spec.syncWindows` when every window validates, else undefined (the reconcile reports an
+ * invalid spec; the HTTP API then leaves the decision to it).
+ */
+export function syncWindowsOf(app: App): SyncWindow[] | undefined {
+  const raw = record(app.spec)?.["syncWindows"];
+  if (!Array.isArray(raw)) return undefined;
+  const parsed = raw.map((w) => SyncWindow.safeParse(w));
+  return parsed.every((p) => p.success) ? parsed.map((p) => p.data!) : undefined;
+}
+
 /** Whether `spec.freeze` is true. */
 export function isFrozen(app: App): boolean {
   return record(app.spec)?.["freeze"] === true;
@@ -84,7 +95,7 @@ export function keyOf(app: App): string {
 /**
  * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
  * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
- * nextReconcileAt, resources, drift}` — for a Held App, `resources` is the approval preview
+ * nextReconcileAt, nextSyncWindow, resources, drift}` — for a Held App, `resources` is the approval preview
  * (what will be created, changed field by field, pruned). Absent scalars are null, lists [].
  */
 export function summarize(app: App) {
@@ -103,6 +114,7 @@ export function summarize(app: App) {
     conditions: s.conditions ?? [],
     lastSyncedAt: s.lastSyncedAt ?? null,
     nextReconcileAt: s.nextReconcileAt ?? null,
+    nextSyncWindow: s.nextSyncWindow ?? null,
     // What approving would create, change (which fields) and prune, and what drifted.
     resources: s.resources ?? [],
     drift: s.drift ?? [],

@@ -2,7 +2,8 @@
 // rules for what may be asked now, one way to write spec.operation. No HTTP here.
 import type { App, Operation } from "../app/index.ts";
 import { EventReason } from "../core/index.ts";
-import { isFrozen, keyOf, requestedOperation } from "./appview.ts";
+import { syncBlocked } from "../plan/index.ts";
+import { isFrozen, keyOf, requestedOperation, syncWindowsOf } from "./appview.ts";
 import type { AppKey, AppStore } from "./types.ts";
 
 const FROZEN = "App is frozen: operations are refused while spec.freeze is true";
@@ -33,6 +34,9 @@ export interface OperationRequest {
  * - every type: not frozen; no earlier operation still pending (details `{pendingOperation}`).
  * - Rollback: `revision` (default: status.previousRevisions[0]) is in previousRevisions
  *   (details `{previousRevisions}`).
+ * - Sync, Deploy, Rollback, Approve: no sync window blocks a manual sync now (issue 15, Argo
+ *   CD's rule: unless the blocking windows have manualSync; details `{nextSyncWindow}`, when it
+ *   may run). The reconcile applies the same rule to an operation written with kubectl.
  * @param requestedBy recorded in spec.operation and then status.operationState ("alice",
  *   "slack:U0123", "cli:bob"); never a secret
  * @param id the operation's id (a random UUID unless given)
@@ -64,6 +68,14 @@ export function buildOperation(
     if (!previous.includes(revision)) {
       throw new OperationRefused(409, `revision ${revision} is not in status.previousRevisions`, {
         previousRevisions: previous,
+      });
+    }
+  }
+  if (request.type !== "Restart" && request.type !== "Reject") {
+    const block = syncBlocked(syncWindowsOf(app), true, now);
+    if (block) {
+      throw new OperationRefused(409, block.message, {
+        nextSyncWindow: block.next?.toISOString() ?? null,
       });
     }
   }

@@ -1,6 +1,7 @@
 // The Kubernetes adapter's Node-only import point: the operator's kubeconfig (files, in-cluster)
 // and the node:https transport, with client-go's retries.
 
+import type { ClusterAccess } from "./kubeconfig.ts";
 import { type LoadOptions, loadNodeKubeconfig } from "./node-kubeconfig.ts";
 import { createNodeTransport } from "./node-transport.ts";
 import { type RetryOptions, withRetries } from "./retry.ts";
@@ -19,4 +20,13 @@ export function nodeKubeTransport(
   options: LoadOptions & { retry?: RetryOptions } = {},
 ): KubeTransport {
   return withRetries(createNodeTransport(loadNodeKubeconfig(path, options)), options.retry);
+}
+
+/**
+ * Node's transport for a remote destination (issue 15): node:https with the kubeconfig's CA
+ * data, bearer token, basic auth or client certificate (all inline: the restricted policy
+ * refuses files, exec plugins and auth providers before this is reached).
+ */
+export function nodeDestinationTransport(access: ClusterAccess, source: string): KubeTransport {
+  return createNodeTransport({ access, source, files: [] });
 }

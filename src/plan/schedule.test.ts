@@ -63,6 +63,16 @@ describe("isDue", () => {
     ],
     ["a malformed nextReconcileAt", app(reconciled("tomorrow")), true],
     ["an empty nextReconcileAt", app(reconciled("")), true],
+    [
+      "a sync window that held a sync back has opened",
+      app({ ...reconciled(later(60_000)), nextSyncWindow: later(-1) }),
+      true,
+    ],
+    [
+      "a sync window opens later",
+      app({ ...reconciled(later(60_000)), nextSyncWindow: later(30_000) }),
+      false,
+    ],
   ])("%s → %s", (_name, a, due) => {
     expect(isDue(a, now)).toBe(due);
   });

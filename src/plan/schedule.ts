@@ -24,13 +24,16 @@ export function nextReconcileAt(intervalText: string, failures: number, now: Dat
 
 /**
  * Is the App due for a scheduled run? Never reconciled, generation changed since the last
- * run, a pending operation, or nextReconcileAt ≤ now. Apps being deleted are due (finalizer).
+ * run, a pending operation, nextReconcileAt ≤ now, or a sync window that held a sync back has
+ * opened (nextSyncWindow ≤ now, issue 15). Apps being deleted are due (finalizer).
  */
 export function isDue(app: App, now: Date): boolean {
   const status = app.status;
   if (app.metadata.deletionTimestamp) return true;
   if (!status?.nextReconcileAt || status.observedGeneration === undefined) return true;
   if (status.observedGeneration !== app.metadata.generation) return true;
+  const opens = status.nextSyncWindow ? Date.parse(status.nextSyncWindow) : Number.NaN;
+  if (opens <= now.getTime()) return true;
   const next = Date.parse(status.nextReconcileAt);
   return Number.isNaN(next) || next <= now.getTime();
 }

@@ -1,22 +1,19 @@
 // Status composition: the App's status after a run, from what the steps recorded. Pure.
 import type {
   AppStatus,
+  ClusterRecord,
   DriftEntry,
   HealthStatus,
-  ObjectRef,
+  InventoryEntry,
   OperationState,
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import {
-  ConditionReason,
-  canonicalJson,
-  type DnsReason,
-  type FailureReason,
-} from "../core/index.ts";
+import { ConditionReason, canonicalJson, type DnsReason, FailureReason } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
+import type { WindowBlock } from "./windows.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
@@ -43,6 +40,11 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
   events: RunEvent[];
   /** Objects selfHeal re-applied this run (announced as DriftCorrected). */
   driftCorrected?: number;
+  /**
+   * Inventory entries still on other clusters after this run (issue 15); absent: those the
+   * run started with (RunContext.departed).
+   */
+  departed?: InventoryEntry[];
 };
 
 export interface RunRecord {
@@ -65,13 +67,21 @@ export interface RunRecord {
   /** The objectHash of a render whose apply failed terminally (Stalled); null clears it. */
   failedObjectHash?: string | null;
   operationState?: OperationState;
-  inventory: ObjectRef[];
+  /** On the destination (stamped with its cluster by recordRun), then on other clusters. */
+  inventory: InventoryEntry[];
+  /** The remote clusters the inventory has entries on, with their Secrets (issue 15). */
+  clusters?: ClusterRecord[] | undefined;
   resources: ResourceStatus[];
   health: { status: HealthStatus; reason: string };
   drift?: DriftEntry[];
   syncStatus: SyncStatus;
   /** A failed step. */
   failure?: Failure;
+  /**
+   * A sync window held a sync back this run (issue 15): why (names the window), and when
+   * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
+   */
+  syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
@@ -141,6 +151,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   else if (run.failedObjectHash !== undefined) set("failedObjectHash", run.failedObjectHash);
   if (run.operationState) set("operationState", run.operationState);
   set("inventory", run.inventory);
+  set("clusters", run.clusters);
   set("resources", run.resources);
   set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
   if (run.url !== undefined) set("url", run.url);
@@ -151,18 +162,22 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   if (!run.failure && run.health.status === "Progressing") {
     next = new Date(Math.min(next.getTime(), run.now.getTime() + PROGRESSING_RECHECK_MS));
   }
+  // A held-back sync runs when its window opens, not an interval later.
+  const opens = run.syncWindow?.next;
+  if (opens && opens.getTime() < next.getTime()) next = opens;
+  set("nextSyncWindow", opens?.toISOString());
   set("nextReconcileAt", next.toISOString());
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
-  for (const c of conditionsFor(run)) conds = setCondition(conds, c, run.now, run.generation);
+  for (const c of conditionsFor(run, prev)) conds = setCondition(conds, c, run.now, run.generation);
   if (run.dns)
     conds = setCondition(conds, { type: "DNSRecords", ...run.dns }, run.now, run.generation);
   set("conditions", conds);
   return status;
 }
 
-function conditionsFor(run: RunRecord): ConditionInput[] {
+function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
   if (run.failure) {
     return [
       { type: "Ready", status: "False", reason: run.failure.reason, message: run.failure.message },
@@ -179,7 +194,9 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
         message: run.failure.stalled
           ? `${run.failure.message} (fix the spec to retry)`
           : run.failure.transient === false
-            ? "retrying with backoff; the source or its credentials must change for it to succeed"
+            ? run.failure.reason === FailureReason.DestinationInvalid
+              ? "retrying with backoff; the destination's kubeconfig Secret must change for it to succeed"
+              : "retrying with backoff; the source or its credentials must change for it to succeed"
             : "transient; retrying with backoff",
       },
     ];
@@ -191,9 +208,20 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
     message: "",
   };
   const { status: health, reason } = run.health;
+  // A change a sync window holds back is said in Ready's message whatever the health.
+  const held =
+    run.syncWindow && run.syncStatus === "OutOfSync"
+      ? heldByWindowMessage(run, prev, run.syncWindow.message)
+      : undefined;
+  const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
   if (health === "Progressing") {
     return [
-      { type: "Ready", status: "False", reason: ConditionReason.Progressing, message: reason },
+      {
+        type: "Ready",
+        status: "False",
+        reason: ConditionReason.Progressing,
+        message: withHeld(reason),
+      },
       {
         type: "Reconciling",
         status: "True",
@@ -205,8 +233,15 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
   }
   const ready: ConditionInput =
     health === "Degraded" || health === "Missing"
-      ? { type: "Ready", status: "False", reason: health, message: reason }
-      : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
+      ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
+      : held
+        ? {
+            type: "Ready",
+            status: "True",
+            reason: ConditionReason.OutsideSyncWindow,
+            message: held,
+          }
+        : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
   return [
     ready,
     { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
@@ -232,6 +267,20 @@ function readyMessage(run: RunRecord): string {
     default:
       return run.health.reason;
   }
+}
+
+/** Ready's message when a sync window holds the source's revision (or a drift fix) back. */
+function heldByWindowMessage(run: RunRecord, prev: AppStatus, window: string): string {
+  const head = run.observedRevision ?? "";
+  const sameRender =
+    run.observedObjectHash === undefined || prev.objectHash === run.observedObjectHash;
+  let held = `revision ${head} is not applied`;
+  if (prev.revision === head && !sameRender)
+    held = `the changed render of revision ${head} is not applied`;
+  if (prev.revision === head && sameRender) {
+    held = `${run.drift?.length ?? 0} drifted object(s) are not corrected (see status.drift)`;
+  }
+  return `${held}: ${window}`;
 }
 
 function dedupe<T extends { revision: string }>(items: T[]): T[] {

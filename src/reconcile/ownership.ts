@@ -3,16 +3,22 @@ import { nameOf, refKey } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
 
 /**
- * refKey → "namespace/name" of every other App whose status.inventory lists the object (sorted;
- * several only for a Namespace, which Apps may share). Apps are told apart by uid, so a
- * re-created App with the same name is another App.
+ * refKey → "namespace/name" of every other App whose status.inventory lists the object on the
+ * same cluster (sorted; several only for a Namespace, which Apps may share). `server` is an API
+ * server URL, undefined for the cluster the Apps live in (issue 15: Apps deploying the same names
+ * to different clusters do not contend). Apps are told apart by uid, so a re-created App with the
+ * same name is another App.
  */
-export async function claimedByOthers(ctx: RunContext): Promise<Map<string, string[]>> {
+export async function claimedByOthers(
+  ctx: RunContext,
+  server: string | undefined = ctx.destination?.server,
+): Promise<Map<string, string[]>> {
   const owners = new Map<string, string[]>();
   for (const other of await ctx.ports.kube.listApps()) {
     if (other.metadata.uid === ctx.app.metadata.uid) continue;
     const id = nameOf(other.metadata);
     for (const ref of other.status?.inventory ?? []) {
+      if (ref.cluster !== server) continue;
       const key = refKey(ref);
       owners.set(key, [...(owners.get(key) ?? []), id].sort());
     }

@@ -102,6 +102,33 @@ export interface KubePort extends ClusterPort {
   requestCounts(): RequestCounts;
 }
 
+/** A remote cluster once it answered: its API server URL and its objects. */
+export interface RemoteCluster {
+  /** The API server URL the kubeconfig names (the cluster's identity in the inventory). */
+  server: string;
+  cluster: ClusterPort;
+  /** The kubeconfig's secret strings (token, password, key): the loop redacts them everywhere. */
+  credentials: string[];
+  /** Requests sent to this cluster so far, by verb (the check that it answers included). */
+  requestCounts?: () => RequestCounts;
+}
+
+/**
+ * Remote destinations (spec.destination.cluster.secretRef, issue 15): a ClusterPort from
+ * kubeconfig CONTENT (read from a Secret by the loop), under the restricted policy: no exec
+ * plugins, auth providers, local files or insecure-skip-tls-verify (unless the cluster-wide
+ * setting allows it). What works differs by runtime (Node: CA data and client certificates;
+ * workerd: a bearer token to a publicly trusted certificate).
+ */
+export interface DestinationPort {
+  /**
+   * Builds the cluster's port and checks that it answers (one request).
+   * @param source names the kubeconfig in messages, e.g. "Secret team-a/prod key value"
+   * @throws DestinationError ("invalid" or "unreachable"); messages carry no credential
+   */
+  connect(kubeconfig: string, source: string): Promise<RemoteCluster>;
+}
+
 /** Credentials for a source (Git server or registry), from the Secret in spec.source.*.secretRef. */
 export interface SourceAuth {
   username?: string;
@@ -202,6 +229,8 @@ export interface Ports {
   allowedDestinations?: readonly string[];
   /** Cluster-wide policy: cluster-scoped kinds Apps may apply besides Namespaces. */
   allowedClusterKinds?: readonly string[];
+  /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
+  destinations?: DestinationPort;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
   /** Logger for operators; never given secrets. */

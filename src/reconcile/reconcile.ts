@@ -33,6 +33,7 @@ import {
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
+import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
@@ -62,8 +63,9 @@ const MAX_NAME = 63;
  * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
  * times in all).
  * @param now the run's clock (every time written to status derives from it)
- * @returns the outcome and the API requests made, by verb; `error` names what failed (never a
- *   secret); `retryable` when the run ended before recording its outcome in status.
+ * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
+ *   remote destination); `error` names what failed (never a secret); `retryable` when the run
+ *   ended before recording its outcome in status.
  */
 export async function reconcileApp(
   ref: NamespacedName,
@@ -71,10 +73,11 @@ export async function reconcileApp(
   now: Date,
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
+  const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, ports, now);
+      line = await runOnce(ref, remotes.ports, now);
       break;
     } catch (e) {
       line = {
@@ -88,7 +91,11 @@ export async function reconcileApp(
       ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
-  return { ...line, requests: requestsSince(before, ports.kube.requestCounts()) };
+  const requests = requestsSince(before, ports.kube.requestCounts());
+  for (const [verb, n] of Object.entries(remotes.counts())) {
+    requests[verb as keyof RequestCounts] += n;
+  }
+  return { ...line, requests };
 }
 
 /** The checklist. Every path ends in recordRun, the only status write of a run. */
@@ -101,12 +108,18 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   if (!finalizers.includes(FINALIZER)) {
     app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
   }
-  const ctx = runContext(app, ports, now);
+  const home = runContext(app, ports, now);
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
-  const spec = validateApp(ctx);
-  if (!spec.ok) return recordRun(ctx, DEFAULT_INTERVAL, await failedOutcome(ctx, spec.error));
+  const spec = validateApp(home);
+  if (!spec.ok) return recordRun(home, DEFAULT_INTERVAL, await failedOutcome(home, spec.error));
   const { interval } = spec.value;
+
+  //    Connect to the destination (another cluster: its kubeconfig Secret, issue 15).
+  const destination = await connectDestination(home, spec.value);
+  if (!destination.ok)
+    return recordRun(home, interval, await failedOutcome(home, destination.error));
+  const ctx = destination.value;
 
   // 3. Resolve the source to a revision (ls-refs, or tag → digest).
   const source = await resolveSource(ctx, spec.value);
@@ -115,7 +128,11 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   const observed = { observedRevision: revision };
 
   // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)) {
+  //    Objects left on a former destination are not steady: the full run moves them.
+  if (
+    ctx.departed.length === 0 &&
+    isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)
+  ) {
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,
@@ -142,11 +159,13 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   }
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
-  // 6. Gates: freeze, a pending operation, requiresApproval, automated.
-  const decision = decide(spec.value, ctx.prev, {
-    revision,
-    objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? ""),
-  });
+  // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
+  const decision = decide(
+    spec.value,
+    ctx.prev,
+    { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
+    now,
+  );
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
@@ -185,8 +204,9 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
       const rejected = decision.reason === GateReason.Rejected;
       const desired = head.ok && !rejected ? head.value : undefined;
       const seen = await observe(ctx, desired, waiting);
-      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen or manual.
-      const heal =
+      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen, manual or outside
+      //    a sync window.
+      const wantsHeal =
         desired !== undefined &&
         !waiting &&
         seen.comparison.drift.length > 0 &&
@@ -194,6 +214,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         spec.value.syncPolicy.automated &&
         !spec.value.freeze &&
         !decision.operation;
+      const heal = wantsHeal && !decision.window;
       const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
       const outcome = observedOutcome({
         prev: ctx.prev,
@@ -205,6 +226,10 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
       });
       if (decision.operation) refuseOperation(ctx, outcome, decision);
+      const { window } = decision;
+      if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
+        outcome.syncWindow = window;
+      }
       // DNS follows what is applied: re-checked on each full run while that is the desired set.
       const applied =
         desired !== undefined &&
@@ -290,6 +315,16 @@ async function sync(
   //    still live) is recorded without applying it again.
   const hostConflict = await checkHosts(ctx, target.objects);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
+  //    A former destination first: prune what the App left there, or refuse (issue 15).
+  const departed = await pruneDeparted(ctx, spec.syncPolicy.prune);
+  if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
+    const outcome = await failedOutcome(ctx, departed.failure, { operation: decision.operation });
+    return {
+      ...outcome,
+      departed: departed.remaining,
+      events: [...departed.events, ...outcome.events],
+    };
+  }
   const owners = await claimedByOthers(ctx);
   const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
@@ -330,6 +365,9 @@ async function sync(
       message: `took over ${applied.adopted.map(describeRef).join(", ")}`,
     });
   }
+  outcome.departed = departed.remaining;
+  outcome.events.push(...departed.events);
+  if (departed.failure && !outcome.failure) outcome.failure = departed.failure;
   return withDns(outcome, dns);
 }
 

@@ -3,7 +3,9 @@
 // start), emits the run's Events and announces transitions.
 import type { HealthStatus, SyncStatus } from "../app/index.ts";
 import {
+  clusterRecords,
   composeStatus,
+  placeInventory,
   type RunOutcome,
   type RunRecord,
   statusChanged,
@@ -45,9 +47,17 @@ export async function recordRun(
   interval: string,
   outcome: RunOutcome,
 ): Promise<RunLine> {
-  const { events, driftCorrected, ...found } = outcome;
+  const { events, driftCorrected, departed, ...found } = outcome;
+  // The steps saw the destination's entries only; place them, and carry the others (issue 15).
+  const inventory = placeInventory(
+    found.inventory,
+    ctx.destination?.server,
+    departed ?? ctx.departed,
+  );
   const record: RunRecord = {
     ...found,
+    inventory,
+    clusters: clusterRecords(inventory, ctx.destination, ctx.prev.clusters),
     now: ctx.now,
     generation: ctx.app.metadata.generation,
     interval,

@@ -200,7 +200,10 @@ export async function renderRevision(
   return ok({
     revision,
     objects: rendered.value,
-    objectHash: await hashObjects(rendered.value),
+    // The destination is part of what is applied: a new cluster means a sync (issue 15).
+    objectHash: await hashObjects(
+      ctx.destination ? [ctx.destination.server, rendered.value] : rendered.value,
+    ),
     hashes,
   });
 }

@@ -16,6 +16,11 @@ export interface RuntimeConfig {
   /** DNS records for the Apps' domains in one Cloudflare zone; absent when not configured. */
   dns?: DnsConfig;
   /**
+   * App kubeconfigs (spec.destination.cluster) may set insecure-skip-tls-verify
+   * (PLUMB_ALLOW_INSECURE_DESTINATIONS=true; off: the server's certificate is always checked).
+   */
+  allowInsecureDestinations: boolean;
+  /**
    * Kubernetes API requests: deadline of one attempt and of a request with its retries, ms
    * (PLUMB_KUBE_TIMEOUT, PLUMB_KUBE_DEADLINE; Go durations such as "15s"). Undefined: the
    * transport's defaults (src/kube/retry.ts).
@@ -99,6 +104,9 @@ const Env = z.object({
     )
     .optional(),
   PLUMB_DNS_PROXIED: z.enum(["true", "false"], "must be true or false").optional(),
+  PLUMB_ALLOW_INSECURE_DESTINATIONS: z
+    .enum(["true", "false"], { error: 'must be "true" or "false"' })
+    .optional(),
   PLUMB_KUBE_TIMEOUT: duration,
   PLUMB_KUBE_DEADLINE: duration,
 });
@@ -146,6 +154,7 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
     allowedClusterKinds: list(d.PLUMB_ALLOWED_CLUSTER_KINDS),
     concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
     ingress,
+    allowInsecureDestinations: d.PLUMB_ALLOW_INSECURE_DESTINATIONS === "true",
   };
   if (d.PLUMB_KUBE_TIMEOUT) config.kubeTimeoutMs = parseDuration(d.PLUMB_KUBE_TIMEOUT);
   if (d.PLUMB_KUBE_DEADLINE) config.kubeDeadlineMs = parseDuration(d.PLUMB_KUBE_DEADLINE);

@@ -195,4 +195,56 @@ describe("plumb in workerd", () => {
     expect(denied.hits()).toBe(1);
     expect(gets("denied")).toBe(2);
   });
+
+  it("sync windows are read in workerd as in Node: a deny window in Asia/Kathmandu holds a new App back", async () => {
+    // A window that opened at the start of this hour in Kathmandu (UTC+5:45) and lasts 2 h.
+    const now = new Date();
+    const part = (type: string) =>
+      Number(
+        new Intl.DateTimeFormat("en-US", {
+          timeZone: "Asia/Kathmandu",
+          hour: "numeric",
+          minute: "numeric",
+          hourCycle: "h23",
+        })
+          .formatToParts(now)
+          .find((p) => p.type === type)?.value,
+      );
+    const opened = new Date(
+      now.getTime() -
+        part("minute") * 60_000 -
+        now.getUTCSeconds() * 1000 -
+        now.getUTCMilliseconds(),
+    );
+    await createNamespace("worker-windows");
+    await createApp("worker-windows", "held", {
+      source: { git: { url: repo.url } },
+      syncWindows: [
+        {
+          kind: "deny",
+          schedule: `0 ${part("hour")} * * *`,
+          duration: "2h",
+          timeZone: "Asia/Kathmandu",
+        },
+      ],
+    });
+    const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    expect(res.status).toBe(200);
+    const app = await waitFor(
+      "the App held back by its window",
+      async () => {
+        const a = await getApp("worker-windows", "held");
+        return a.status?.syncStatus ? a : undefined;
+      },
+      60_000,
+    ).catch((err) => {
+      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
+    });
+    expect(app.status?.syncStatus).toBe("OutOfSync");
+    expect(app.status?.revision).toBeUndefined();
+    expect(app.status?.nextSyncWindow).toBe(new Date(opened.getTime() + 7_200_000).toISOString());
+    expect(app.status?.conditions?.find((c) => c.type === "Ready")?.reason).toBe(
+      "OutsideSyncWindow",
+    );
+  });
 });
