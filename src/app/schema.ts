@@ -363,6 +363,19 @@ export const NOTIFY_EVENTS = [
   "DriftCorrected",
 ] as const;
 
+/** What each event of spec.notifications.slack.on means (the CRD's description, README). */
+export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], string> = {
+  Synced:
+    "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
+  Failed:
+    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason or message changes",
+  Degraded: "health became Degraded",
+  Recovered:
+    "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
+  Held: "a new revision is held for approval (status.heldRevision)",
+  DriftCorrected: "selfHeal re-applied drifted or deleted objects",
+};
+
 export const Notifications = z
   .object({
     slack: z
@@ -372,7 +385,9 @@ export const Notifications = z
         on: z
           .array(z.enum(NOTIFY_EVENTS))
           .default([...NOTIFY_EVENTS])
-          .describe("Transitions to announce."),
+          .describe(
+            `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
+          ),
       })
       .optional(),
   })
@@ -527,6 +542,19 @@ export const RevisionRecord = z.object({
   deployedAt: z.string(),
 });
 
+/** Problems that a later healthy run announces as Recovered. */
+export const ALERT_EVENTS = ["Failed", "Degraded"] as const;
+
+export const OpenAlert = z
+  .object({
+    event: z.enum(ALERT_EVENTS).describe("The last problem announced: Failed or Degraded."),
+    message: z.string().describe("What was announced."),
+    since: z.string().describe("RFC 3339 time of the first problem since the App was healthy."),
+  })
+  .describe(
+    "A Failed or Degraded that has not recovered yet; the first run that finds the App healthy announces Recovered and clears it.",
+  );
+
 export const AppStatus = z
   .object({
     observedGeneration: z.number().int().optional(),
@@ -594,6 +622,7 @@ export const AppStatus = z
     lastReconciledAt: z.string().optional(),
     nextReconcileAt: z.string().optional(),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
+    openAlert: OpenAlert.optional(),
   })
   .describe("Observed state, written by plumb.");
 
@@ -620,6 +649,7 @@ export type SyncWindow = z.output<typeof SyncWindow>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export type OpenAlert = z.output<typeof OpenAlert>;
 
 /** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
 export interface App {

@@ -10,6 +10,7 @@ import {
   type RunRecord,
   statusChanged,
   transitions,
+  withOpenAlert,
 } from "../plan/index.ts";
 import { announce } from "./announce.ts";
 import type { RunContext } from "./context.ts";
@@ -62,7 +63,9 @@ export async function recordRun(
     generation: ctx.app.metadata.generation,
     interval,
   };
-  const status = composeStatus(ctx.prev, record);
+  const composed = composeStatus(ctx.prev, record);
+  const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
+  const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
   if (statusChanged(ctx.prev, status, ctx.now)) {
     await ctx.ports.kube.writeStatus(ctx.app, status);
     for (const event of events) {
@@ -70,7 +73,7 @@ export async function recordRun(
         .emitEvent(ctx.app, event)
         .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
     }
-    await announce(ctx.app, transitions(ctx.prev, status, driftCorrected ?? 0), ctx.ports);
+    await announce(ctx.app, announced, ctx.ports);
   }
   const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
   if (status.syncStatus) line.syncStatus = status.syncStatus;

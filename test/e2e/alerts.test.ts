@@ -1,0 +1,139 @@
+// Alerts on the real control plane (issue 9): Recovered once after a problem however many runs
+// it takes, and what each run tells Slack.
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSlackNotifier } from "../../src/notify/index.ts";
+import { reconcileApp } from "../../src/reconcile/index.ts";
+import {
+  fixtureFiles,
+  type GitServer,
+  REAL_FIXTURES,
+  startGitServer,
+} from "../support/git-server.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { api, createApp, createNamespace, getApp, realPorts, waitFor } from "./support.ts";
+
+let git: GitServer;
+let slack: Receiver;
+beforeAll(async () => {
+  git = await startGitServer();
+  slack = await startReceiver();
+});
+afterAll(async () => {
+  await git?.stop();
+  await slack?.stop();
+});
+
+const guestbook = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"));
+const run = (ns: string) =>
+  reconcileApp(
+    { namespace: ns, name: "app" },
+    realPorts({ notify: createSlackNotifier() }),
+    new Date(),
+  );
+/** The Slack texts received for namespace `ns`, in order. */
+const texts = (ns: string) =>
+  slack.received
+    .map((r) => (r.body as { text: string }).text)
+    .filter((t) => t.startsWith(`[${ns}/app]`));
+
+async function subscribedApp(ns: string, url: string): Promise<void> {
+  await createNamespace(ns);
+  await api("POST", `/api/v1/namespaces/${ns}/secrets`, {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "slack" },
+    stringData: { webhookURL: `${slack.url}/services/${ns}` },
+  });
+  await createApp(ns, "app", {
+    source: { git: { url } },
+    notifications: { slack: { secretRef: { name: "slack" } } },
+  });
+}
+
+/** guestbook's Deployment with `image`, and a progress deadline of 1 s (Degraded fast). */
+function deployment(image: string): string {
+  return guestbook()
+    ["guestbook-ui-deployment.yaml"]!.replace(
+      "image: gcr.io/google-samples/gb-frontend:v5",
+      `image: ${image}`,
+    )
+    .replace("replicas: 1", "replicas: 1\n  progressDeadlineSeconds: 1");
+}
+
+describe("Recovered", () => {
+  it("is sent once when a Git outage clears (Ready False SourceFailed → True)", async () => {
+    const repo = await git.createRepo("outage", guestbook());
+    await subscribedApp("alert-outage", repo.url);
+    await run("alert-outage");
+    expect(texts("alert-outage")).toEqual([
+      `[alert-outage/app] Synced: applied revision ${(await repo.head()).slice(0, 7)}`,
+    ]);
+
+    git.setFault({ status: 503 });
+    try {
+      await run("alert-outage");
+      await run("alert-outage");
+    } finally {
+      git.setFault(undefined);
+    }
+    const failing = (await getApp("alert-outage", "app")).status;
+    expect(failing?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "SourceFailed",
+    });
+    expect(failing?.openAlert).toMatchObject({ event: "Failed" });
+
+    await run("alert-outage");
+    await run("alert-outage");
+    const recovered = (await getApp("alert-outage", "app")).status;
+    expect(recovered?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+    expect(recovered?.openAlert).toBeUndefined();
+    const sent = texts("alert-outage").slice(1);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toMatch(/^\[alert-outage\/app\] Failed: SourceFailed: .*503/);
+    expect(sent[1]).toMatch(
+      /^\[alert-outage\/app\] Recovered: healthy again after Failed: SourceFailed: .*503/,
+    );
+  });
+
+  it("is sent once after Degraded → Progressing → Healthy", async () => {
+    // kubelet-sim leaves an image tagged :bad in ImagePullBackOff; with a progress deadline of
+    // 1 s the Deployment controller marks the rollout ProgressDeadlineExceeded: Degraded.
+    const repo = await git.createRepo("degraded", {
+      ...guestbook(),
+      "guestbook-ui-deployment.yaml": deployment("gcr.io/google-samples/gb-frontend:bad"),
+    });
+    await subscribedApp("alert-degraded", repo.url);
+    const health: string[] = [];
+    await waitFor("Degraded", async () => {
+      const r = await run("alert-degraded");
+      health.push(r.healthStatus ?? "");
+      return r.healthStatus === "Degraded";
+    });
+    expect(texts("alert-degraded")).toEqual([
+      expect.stringMatching(/^\[alert-degraded\/app\] Synced: applied revision /),
+      expect.stringMatching(/^\[alert-degraded\/app\] Degraded: Deployment .*guestbook-ui/),
+    ]);
+
+    await repo.commit({
+      "guestbook-ui-deployment.yaml": deployment("gcr.io/google-samples/gb-frontend:v5"),
+    });
+    const after: string[] = [];
+    await waitFor("Healthy", async () => {
+      const r = await run("alert-degraded");
+      after.push(r.healthStatus ?? "");
+      return r.healthStatus === "Healthy";
+    });
+    await run("alert-degraded");
+    // The run that applied the fix saw the rollout in progress; a later one saw it done.
+    expect(after[0]).toBe("Progressing");
+    expect(texts("alert-degraded").slice(2)).toEqual([
+      expect.stringMatching(/^\[alert-degraded\/app\] Synced: applied revision /),
+      expect.stringMatching(
+        /^\[alert-degraded\/app\] Recovered: healthy again after Degraded: Deployment .*guestbook-ui/,
+      ),
+    ]);
+    expect((await getApp("alert-degraded", "app")).status?.openAlert).toBeUndefined();
+  });
+});
