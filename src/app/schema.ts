@@ -555,6 +555,15 @@ export const OpenAlert = z
     "A Failed or Degraded that has not recovered yet; the first run that finds the App healthy announces Recovered and clears it.",
   );
 
+export const PendingNotification = z
+  .object({
+    event: z.enum(NOTIFY_EVENTS),
+    message: z.string(),
+    at: z.string().describe("RFC 3339 time of the transition it announces."),
+    attempts: z.number().int().describe("Deliveries tried so far."),
+  })
+  .describe("A Slack notification whose delivery failed, retried on later runs for 1 hour.");
+
 export const AppStatus = z
   .object({
     observedGeneration: z.number().int().optional(),
@@ -623,6 +632,13 @@ export const AppStatus = z
     nextReconcileAt: z.string().optional(),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
     openAlert: OpenAlert.optional(),
+    pendingNotifications: z
+      .array(PendingNotification)
+      .max(10)
+      .optional()
+      .describe(
+        "Slack notifications not delivered yet (at most 10, oldest dropped first): each is sent once on a later run, for up to 1 hour after its transition.",
+      ),
   })
   .describe("Observed state, written by plumb.");
 
@@ -650,6 +666,7 @@ export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 export type OpenAlert = z.output<typeof OpenAlert>;
+export type PendingNotification = z.output<typeof PendingNotification>;
 
 /** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
 export interface App {

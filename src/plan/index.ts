@@ -20,6 +20,7 @@ export * from "./observed.ts";
 export * from "./operations.ts";
 export * from "./preview.ts";
 export * from "./prune.ts";
+export * from "./redelivery.ts";
 export * from "./resources.ts";
 export * from "./schedule.ts";
 export * from "./shared.ts";

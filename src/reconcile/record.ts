@@ -12,9 +12,9 @@ import {
   transitions,
   withOpenAlert,
 } from "../plan/index.ts";
-import { announce } from "./announce.ts";
 import type { RunContext } from "./context.ts";
 import type { RequestCounts } from "./ports.ts";
+import { announceAndRedeliver } from "./redeliver.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
@@ -39,7 +39,7 @@ export type RunLine = Omit<RunResult, "requests">;
  * Writes the App's status from `outcome` (composeStatus), if it differs from the last one in
  * anything but the run's own timestamps or the schedule is due to advance; then emits the
  * outcome's Events (a failure to emit is logged, never fatal) and announces transitions to
- * Slack. A status write that conflicts (409: another run wrote first) throws, and the caller
+ * Slack, after redelivering what earlier runs could not send (announceAndRedeliver). A status write that conflicts (409: another run wrote first) throws, and the caller
  * runs again from a fresh read.
  * @param interval spec.interval (the schedule of the next run)
  */
@@ -66,15 +66,18 @@ export async function recordRun(
   const composed = composeStatus(ctx.prev, record);
   const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
   const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
-  if (statusChanged(ctx.prev, status, ctx.now)) {
-    await ctx.ports.kube.writeStatus(ctx.app, status);
+  const changed = statusChanged(ctx.prev, status, ctx.now);
+  let written = ctx.app;
+  if (changed) {
+    written = await ctx.ports.kube.writeStatus(ctx.app, status);
     for (const event of events) {
       await ctx.ports.kube
         .emitEvent(ctx.app, event)
         .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
     }
-    await announce(ctx.app, announced, ctx.ports);
   }
+  // Slack: this run's transitions, after any that earlier runs could not deliver.
+  await announceAndRedeliver(ctx, written, changed ? announced : []);
   const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
   if (status.syncStatus) line.syncStatus = status.syncStatus;
   if (status.healthStatus) line.healthStatus = status.healthStatus;

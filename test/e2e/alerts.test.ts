@@ -137,3 +137,71 @@ describe("Recovered", () => {
     expect((await getApp("alert-degraded", "app")).status?.openAlert).toBeUndefined();
   });
 });
+
+describe("Slack redelivery (issue 11 item 5)", () => {
+  it("keeps an undelivered notification in status and sends it once when Slack works again, for up to 1 hour", async () => {
+    const repo = await git.createRepo("redeliver", guestbook());
+    await subscribedApp("alert-redeliver", repo.url);
+    const c1 = (await repo.head()).slice(0, 7);
+    const events = async () =>
+      (await api("GET", "/api/v1/namespaces/alert-redeliver/events")).items
+        .filter((e: { reason: string }) => e.reason === "NotificationFailed")
+        .map((e: { message: string }) => e.message);
+
+    slack.setStatus(500);
+    const t0 = new Date();
+    try {
+      await run("alert-redeliver");
+      await run("alert-redeliver");
+    } finally {
+      slack.setStatus(200);
+    }
+    expect(slack.refused.filter((r) => r.path === "/services/alert-redeliver")).toHaveLength(2);
+    const waiting = (await getApp("alert-redeliver", "app")).status;
+    expect(waiting?.pendingNotifications).toEqual([
+      {
+        event: "Synced",
+        message: `applied revision ${c1}`,
+        at: expect.any(String),
+        attempts: 2,
+      },
+    ]);
+    const at = waiting?.pendingNotifications?.[0]?.at ?? "";
+    // The schedule comes back for it (30 s after the first attempt, 60 s after the second).
+    expect(Date.parse(waiting?.nextReconcileAt ?? "")).toBeLessThanOrEqual(t0.getTime() + 65_000);
+    expect(await events()).toEqual([
+      "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
+      "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
+    ]);
+
+    await run("alert-redeliver");
+    await run("alert-redeliver");
+    expect(texts("alert-redeliver")).toEqual([
+      `[alert-redeliver/app] Synced: applied revision ${c1} (delayed: happened at ${at})`,
+    ]);
+    expect((await getApp("alert-redeliver", "app")).status?.pendingNotifications).toBeUndefined();
+
+    // Undelivered for longer than an hour: given up, with an Event, never sent.
+    const c2 = await repo.commit({
+      "extra.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n",
+    });
+    slack.setStatus(500);
+    try {
+      await run("alert-redeliver");
+    } finally {
+      slack.setStatus(200);
+    }
+    const kept = (await getApp("alert-redeliver", "app")).status?.pendingNotifications;
+    expect(kept?.map((p) => p.message)).toEqual([`applied revision ${c2.slice(0, 7)}`]);
+    await reconcileApp(
+      { namespace: "alert-redeliver", name: "app" },
+      realPorts({ notify: createSlackNotifier() }),
+      new Date(Date.now() + 61 * 60_000),
+    );
+    expect(texts("alert-redeliver")).toHaveLength(1);
+    expect((await getApp("alert-redeliver", "app")).status?.pendingNotifications).toBeUndefined();
+    expect((await events()).at(-1)).toBe(
+      `Slack: gave up on 1 undelivered notification(s): Synced at ${kept?.[0]?.at}`,
+    );
+  });
+});
