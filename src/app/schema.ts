@@ -555,6 +555,19 @@ export const OpenAlert = z
     "A Failed or Degraded that has not recovered yet; the first run that finds the App healthy announces Recovered and clears it.",
   );
 
+export const DriftCorrection = z
+  .object({
+    at: z.string().describe("RFC 3339 time of the correction."),
+    count: z.number().int().describe("Objects re-applied."),
+    objects: z
+      .array(z.string())
+      .max(10)
+      .describe(
+        'What was re-applied and who had changed it, e.g. "Deployment team-a/web: spec.replicas by kubectl"; the first 10.',
+      ),
+  })
+  .describe("The last selfHeal correction: drifted or deleted objects plumb re-applied.");
+
 export const PendingNotification = z
   .object({
     event: z.enum(NOTIFY_EVENTS),
@@ -632,6 +645,7 @@ export const AppStatus = z
     nextReconcileAt: z.string().optional(),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
     openAlert: OpenAlert.optional(),
+    lastDriftCorrection: DriftCorrection.optional(),
     pendingNotifications: z
       .array(PendingNotification)
       .max(10)
@@ -667,6 +681,7 @@ export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 export type OpenAlert = z.output<typeof OpenAlert>;
 export type PendingNotification = z.output<typeof PendingNotification>;
+export type DriftCorrection = z.output<typeof DriftCorrection>;
 
 /** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
 export interface App {

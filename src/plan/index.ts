@@ -6,6 +6,7 @@ export * from "./apply-policy.ts";
 export * from "./autoscaled.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
+export * from "./correction.ts";
 export * from "./destinations.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";

@@ -149,6 +149,8 @@ describe("transitions", () => {
     expect(s2.openAlert?.event).toBe("Failed");
     const l3 = transitions(s2, healthy, 0);
     expect(l3).toEqual([
+      // issue 10: a failure cleared with nothing new to apply is "in sync again".
+      { event: "Synced", message: "in sync again" },
       {
         event: "Recovered",
         message: "healthy again after Failed: SourceFailed: connection refused",
@@ -193,5 +195,28 @@ describe("transitions", () => {
       message: "RenderFailed: a.yaml:1: bad",
       since,
     });
+  });
+});
+
+describe("DriftCorrected", () => {
+  it("is announced from status.lastDriftCorrection, naming what was re-applied and who changed it", () => {
+    const before: AppStatus = { healthStatus: "Healthy" };
+    const after: AppStatus = {
+      healthStatus: "Healthy",
+      lastDriftCorrection: {
+        at: "2026-12-01T10:00:00.000Z",
+        count: 12,
+        objects: ["Deployment team-a/web: spec.replicas by kubectl", "Service team-a/web: deleted"],
+      },
+    };
+    expect(transitions(before, after, 12)).toEqual([
+      {
+        event: "DriftCorrected",
+        message:
+          "re-applied Deployment team-a/web: spec.replicas by kubectl; Service team-a/web: deleted and 10 more",
+      },
+    ]);
+    // The same correction read again is not a new one.
+    expect(transitions(after, after, 0)).toEqual([]);
   });
 });

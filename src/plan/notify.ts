@@ -57,7 +57,14 @@ export function transitions(
       held: { revision: after.heldRevision, preview: after.resources ?? [] },
     });
   }
-  if (driftCorrected > 0) {
+  const correction = after.lastDriftCorrection;
+  if (correction && correction.at !== before.lastDriftCorrection?.at) {
+    const more = correction.count - correction.objects.length;
+    out.push({
+      event: "DriftCorrected",
+      message: `re-applied ${correction.objects.join("; ")}${more > 0 ? ` and ${more} more` : ""}`,
+    });
+  } else if (driftCorrected > 0) {
     out.push({
       event: "DriftCorrected",
       message: `re-applied ${driftCorrected} drifted object(s)`,

@@ -11,6 +11,7 @@ import type {
 } from "../app/index.ts";
 import { ConditionReason, canonicalJson, type DnsReason, FailureReason } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
+import type { CorrectionRecord } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
 import type { WindowBlock } from "./windows.ts";
@@ -83,6 +84,8 @@ export interface RunRecord {
    */
   syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
+  /** What selfHeal re-applied this run (status.lastDriftCorrection, issue 9). */
+  corrected?: CorrectionRecord;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
 }
@@ -155,6 +158,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   set("resources", run.resources);
   set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
   if (run.url !== undefined) set("url", run.url);
+  if (run.corrected) set("lastDriftCorrection", { at: run.now.toISOString(), ...run.corrected });
 
   const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
   set("failures", failures > 0 ? failures : undefined);

@@ -11,7 +11,16 @@ import {
   startGitServer,
 } from "../support/git-server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
-import { api, createApp, createNamespace, getApp, realPorts, waitFor } from "./support.ts";
+import {
+  api,
+  createApp,
+  createNamespace,
+  getApp,
+  getObject,
+  kubectl,
+  realPorts,
+  waitFor,
+} from "./support.ts";
 
 let git: GitServer;
 let slack: Receiver;
@@ -203,5 +212,65 @@ describe("Slack redelivery (issue 11 item 5)", () => {
     expect((await events()).at(-1)).toBe(
       `Slack: gave up on 1 undelivered notification(s): Synced at ${kept?.[0]?.at}`,
     );
+  });
+});
+
+describe("selfHeal in a steady App (issue 9 item 3)", () => {
+  it("records, emits and announces every correction, naming who changed what", async () => {
+    const repo = await git.createRepo("heal", guestbook());
+    await createNamespace("alert-heal");
+    await api("POST", "/api/v1/namespaces/alert-heal/secrets", {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "slack" },
+      stringData: { webhookURL: `${slack.url}/services/alert-heal` },
+    });
+    await createApp("alert-heal", "app", {
+      source: { git: { url: repo.url } },
+      syncPolicy: { selfHeal: true },
+      notifications: { slack: { secretRef: { name: "slack" }, on: ["DriftCorrected"] } },
+    });
+    await run("alert-heal");
+    await run("alert-heal");
+    const steady = (await getApp("alert-heal", "app")).metadata.resourceVersion;
+    // A steady run wrote nothing: the next correction is all that changes.
+    expect((await getApp("alert-heal", "app")).metadata.resourceVersion).toBe(steady);
+
+    kubectl(["scale", "deployment/guestbook-ui", "--replicas=3", "-n", "alert-heal"]);
+    const t = new Date();
+    await run("alert-heal");
+    const replicas = async () =>
+      (
+        (await getObject("/apis/apps/v1/namespaces/alert-heal/deployments/guestbook-ui"))![
+          "spec"
+        ] as { replicas: number }
+      ).replicas;
+    expect(await replicas()).toBe(1);
+    const status = (await getApp("alert-heal", "app")).status;
+    expect(status?.lastDriftCorrection).toEqual({
+      at: expect.any(String),
+      count: 1,
+      objects: ["Deployment alert-heal/guestbook-ui: spec.replicas by kubectl"],
+    });
+    expect(Date.parse(status?.lastDriftCorrection?.at ?? "")).toBeGreaterThanOrEqual(
+      t.getTime() - 1000,
+    );
+    const events = (await api("GET", "/api/v1/namespaces/alert-heal/events")).items.filter(
+      (e: { reason: string }) => e.reason === "DriftCorrected",
+    );
+    expect(events.map((e: { message: string }) => e.message)).toEqual([
+      "re-applied Deployment alert-heal/guestbook-ui",
+    ]);
+    expect(texts("alert-heal")).toEqual([
+      "[alert-heal/app] DriftCorrected: re-applied Deployment alert-heal/guestbook-ui: spec.replicas by kubectl",
+    ]);
+
+    // The second correction of the same kind is announced again.
+    await api("DELETE", "/api/v1/namespaces/alert-heal/services/guestbook-ui");
+    await run("alert-heal");
+    expect(await getObject("/api/v1/namespaces/alert-heal/services/guestbook-ui")).toBeDefined();
+    expect(texts("alert-heal").slice(1)).toEqual([
+      "[alert-heal/app] DriftCorrected: re-applied Service alert-heal/guestbook-ui: deleted",
+    ]);
   });
 });
