@@ -574,6 +574,10 @@ export const PendingNotification = z
     message: z.string(),
     at: z.string().describe("RFC 3339 time of the transition it announces."),
     attempts: z.number().int().describe("Deliveries tried so far."),
+    revision: z
+      .string()
+      .optional()
+      .describe("Held: the revision held (the buttons are sent only while it is still held)."),
   })
   .describe("A Slack notification whose delivery failed, retried on later runs for 1 hour.");
 

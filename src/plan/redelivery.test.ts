@@ -33,6 +33,24 @@ describe("redelivery", () => {
     });
   });
 
+  it("a Held one gets its preview (and buttons) only while its revision is still held", () => {
+    const held = { ...pending(T0), event: "Held" as const, revision: "r2" };
+    const resources = [
+      { apiVersion: "v1", kind: "ConfigMap", name: "c", status: "OutOfSync" as const },
+    ];
+    expect(pendingTransition(held, { heldRevision: "r2", resources }).held).toEqual({
+      revision: "r2",
+      preview: resources,
+    });
+    expect(pendingTransition(held, { heldRevision: "r3", resources }).held).toBeUndefined();
+    const kept = nextPending(
+      [],
+      [{ event: "Held", message: "h", held: { revision: "r2", preview: [] } }],
+      T0,
+    );
+    expect(kept.pending[0]?.revision).toBe("r2");
+  });
+
   it("keeps what failed again (one more attempt) and what failed now, newest last, at most 10", () => {
     const first = pending(later(-60_000), 2);
     const { pending: queue, dropped } = nextPending(

@@ -1,6 +1,6 @@
 // Slack notifications that could not be delivered: kept in status and retried on later runs,
 // once each, for a bounded time (issue 11 item 5). Pure.
-import type { PendingNotification } from "../app/index.ts";
+import type { AppStatus, PendingNotification } from "../app/index.ts";
 import type { Transition } from "./notify.ts";
 
 /**
@@ -33,9 +33,17 @@ export function duePending(
   return { retry, expired };
 }
 
-/** The Slack transition of a pending notification: its message says when it happened. */
-export function pendingTransition(p: PendingNotification): Transition {
-  return { event: p.event, message: `${p.message} (delayed: happened at ${p.at})` };
+/**
+ * The Slack transition of a pending notification: its message says when it happened. A Held
+ * one gets its approval preview (and buttons) from `status` only while its revision is still
+ * the held one.
+ */
+export function pendingTransition(p: PendingNotification, status: AppStatus = {}): Transition {
+  const t: Transition = { event: p.event, message: `${p.message} (delayed: happened at ${p.at})` };
+  if (p.event === "Held" && p.revision !== undefined && p.revision === status.heldRevision) {
+    t.held = { revision: p.revision, preview: status.resources ?? [] };
+  }
+  return t;
 }
 
 /**
@@ -50,12 +58,16 @@ export function nextPending(
 ): { pending: PendingNotification[]; dropped: PendingNotification[] } {
   const all: PendingNotification[] = [
     ...failedAgain.map((p) => ({ ...p, attempts: p.attempts + 1 })),
-    ...failedNew.map((t) => ({
-      event: t.event,
-      message: truncate(t.message, MESSAGE_MAX),
-      at: now.toISOString(),
-      attempts: 1,
-    })),
+    ...failedNew.map((t) => {
+      const p: PendingNotification = {
+        event: t.event,
+        message: truncate(t.message, MESSAGE_MAX),
+        at: now.toISOString(),
+        attempts: 1,
+      };
+      if (t.held) p.revision = t.held.revision;
+      return p;
+    }),
   ];
   const cut = Math.max(0, all.length - MAX_PENDING);
   return { pending: all.slice(cut), dropped: all.slice(0, cut) };

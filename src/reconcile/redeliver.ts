@@ -38,7 +38,7 @@ export async function announceAndRedeliver(
   const { retry, expired } = duePending(before, ctx.now);
   const byTransition = new Map<Transition, PendingNotification>();
   const again = retry.map((p) => {
-    const t = pendingTransition(p);
+    const t = pendingTransition(p, app.status);
     byTransition.set(t, p);
     return t;
   });
