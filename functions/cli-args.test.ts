@@ -22,12 +22,14 @@ describe("parseCliArgs", () => {
       kind: "reconcile",
       namespace: "team-a",
       name: "web",
+      force: false,
       kubeconfig: undefined,
     });
     expect(parseCliArgs(["reconcile", "team-a/web.v2", "--kubeconfig", "/k"])).toEqual({
       kind: "reconcile",
       namespace: "team-a",
       name: "web.v2",
+      force: false,
       kubeconfig: "/k",
     });
     expect(parseCliArgs(["reconcile", "--all"])).toEqual({
@@ -97,9 +99,19 @@ describe("parseCliArgs", () => {
     );
   });
 
-  it("refuses --force and --namespace without --all, and options of the other command", () => {
-    expect(parseCliArgs(["reconcile", "ns/web", "--force"])).toEqual(usage("--force needs --all"));
-    expect(parseCliArgs(["reconcile", "--force"])).toEqual(usage("--force needs --all"));
+  it("accepts --force for one App (a person's run is always full)", () => {
+    expect(parseCliArgs(["reconcile", "ns/web", "--force"])).toMatchObject({
+      kind: "reconcile",
+      namespace: "ns",
+      name: "web",
+      force: true,
+    });
+  });
+
+  it("refuses --namespace without --all, and options of the other command", () => {
+    expect(parseCliArgs(["reconcile", "--force"])).toEqual(
+      usage("expected NAMESPACE/NAME or --all"),
+    );
     expect(parseCliArgs(["reconcile", "--namespace", "ns"])).toEqual(
       usage("--namespace needs --all (give NAMESPACE/NAME instead)"),
     );
@@ -194,7 +206,7 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
       [["serve", "--port", "70000"], "plumb: --port must be an integer from 1 to 65535"],
       [["reconcile", "--all", "ns/name"], "plumb: give NAMESPACE/NAME or --all, not both"],
       [["reconcile", "ns/a", "extra"], 'plumb: unexpected argument "extra"'],
-      [["reconcile", "ns/a", "--force"], "plumb: --force needs --all"],
+      [["reconcile", "--force"], "plumb: expected NAMESPACE/NAME or --all"],
       [["reconcile", "--namespace", "ns"], "plumb: --namespace needs --all"],
       [["frobnicate"], 'plumb: unknown command "frobnicate"'],
       [[], "plumb: missing command"],

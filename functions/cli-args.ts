@@ -11,7 +11,7 @@ import {
 } from "./cli-verbs-args.ts";
 
 export const USAGE = `usage:
-  plumb reconcile NAMESPACE/NAME [--kubeconfig FILE]
+  plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
   plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
   plumb serve [--port N] [--kubeconfig FILE]
 ${VERBS_USAGE}
@@ -23,7 +23,14 @@ export type CliArgs =
   | { kind: "help" }
   | { kind: "usage"; error: string }
   | { kind: "serve"; port: number; kubeconfig: string | undefined }
-  | { kind: "reconcile"; namespace: string; name: string; kubeconfig: string | undefined }
+  | {
+      kind: "reconcile";
+      namespace: string;
+      name: string;
+      /** Accepted for one App too: a run a person asks for is always a full one (issue 9). */
+      force: boolean;
+      kubeconfig: string | undefined;
+    }
   | {
       kind: "reconcile-all";
       force: boolean;
@@ -38,7 +45,7 @@ const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 /**
  * Validates `argv` (without node and the script). Refused (kind "usage"): unknown options or
  * a missing option value, an unknown or missing command, extra positionals, a bad or missing
- * NAMESPACE/NAME, a target together with --all, --force or --namespace without --all, options
+ * NAMESPACE/NAME, a target together with --all, --namespace without --all, options
  * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
  * --port that is not an integer in 1–65535. `kubeconfig` is the --kubeconfig value as given.
  */
@@ -103,7 +110,6 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     }
     return { kind: "reconcile-all", force: values.force === true, namespace, kubeconfig };
   }
-  if (values.force !== undefined) return { kind: "usage", error: "--force needs --all" };
   if (values.namespace !== undefined) {
     return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
   }
@@ -112,7 +118,13 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (!m?.[1] || !m[2]) {
     return { kind: "usage", error: `expected NAMESPACE/NAME, got ${JSON.stringify(target)}` };
   }
-  return { kind: "reconcile", namespace: m[1], name: m[2], kubeconfig };
+  return {
+    kind: "reconcile",
+    namespace: m[1],
+    name: m[2],
+    force: values.force === true,
+    kubeconfig,
+  };
 }
 
 function parse(argv: readonly string[]) {

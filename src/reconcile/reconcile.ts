@@ -50,6 +50,12 @@ import { type Desired, renderRevision, resolveSource } from "./source.ts";
 
 export type { RunResult } from "./record.ts";
 
+/** How a run was asked for. */
+export interface RunOptions {
+  /** A person asked for this run (CLI on one App, --force): no fast path, a full comparison. */
+  full?: boolean;
+}
+
 /** Runs of one call: a conflicting status write or a busy Lease starts the run over. */
 const MAX_ATTEMPTS = 3;
 /** spec.interval of an App whose spec does not validate. */
@@ -63,6 +69,8 @@ const MAX_NAME = 63;
  * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
  * times in all).
  * @param now the run's clock (every time written to status derives from it)
+ * @param options.full a run a person asked for (the CLI on one App, `--force`): skip the fast
+ *   path and compare every object with the source (issue 9)
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
@@ -71,13 +79,14 @@ export async function reconcileApp(
   ref: NamespacedName,
   ports: Ports,
   now: Date,
+  options: RunOptions = {},
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
   const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, remotes.ports, now);
+      line = await runOnce(ref, remotes.ports, now, options);
       break;
     } catch (e) {
       line = {
@@ -99,7 +108,12 @@ export async function reconcileApp(
 }
 
 /** The checklist. Every path ends in recordRun, the only status write of a run. */
-async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<RunLine> {
+async function runOnce(
+  ref: NamespacedName,
+  ports: Ports,
+  now: Date,
+  options: RunOptions,
+): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
   let app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
@@ -128,8 +142,10 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
   const observed = { observedRevision: revision };
 
   // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  //    Objects left on a former destination are not steady: the full run moves them.
+  //    Objects left on a former destination are not steady: the full run moves them. Never
+  //    for a run a person asked for: they want to know about drift now.
   if (
+    !options.full &&
     ctx.departed.length === 0 &&
     isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)
   ) {
