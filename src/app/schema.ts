@@ -593,6 +593,12 @@ export const AppStatus = z
       .describe(
         "Revision last applied: a commit SHA or an image digest (Flux: status.lastAppliedRevision).",
       ),
+    shortRevision: z
+      .string()
+      .optional()
+      .describe(
+        "status.revision as plumb shows it (7 hex characters of a commit; accepted back wherever a revision is asked for): the Revision column of kubectl get apps.",
+      ),
     observedRevision: z
       .string()
       .optional()

@@ -176,7 +176,9 @@ describe("GET apps", () => {
       syncStatus: "Held",
       healthStatus: "Healthy",
       healthReason: "all 3 resources healthy",
+      ready: { status: "True", reason: "Synced", message: "ok" },
       revision: SHA3,
+      shortRevision: SHA3.slice(0, 7),
       observedRevision: HELD,
       heldRevision: HELD,
       previousRevisions: status.previousRevisions,
@@ -197,6 +199,8 @@ describe("GET apps", () => {
     ).json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       syncStatus: null,
+      ready: null,
+      shortRevision: null,
       heldRevision: null,
       previousRevisions: [],
       conditions: [],

@@ -1,6 +1,6 @@
 // Notification decision: announce transitions only, never a steady state.
 import type { AppStatus, NotifyEvent, OpenAlert, ResourceStatus } from "../app/index.ts";
-import { isFailureReason } from "../core/index.ts";
+import { isFailureReason, shortRevision } from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
@@ -135,7 +135,7 @@ function failedMessage(status: AppStatus): string {
   return ready ? `${ready.reason}: ${ready.message}` : "";
 }
 
-/** First 7 characters of a commit SHA; other revisions (digests) unchanged. */
+/** The short form of a revision (core's shortRevision): what alerts and pages show. */
 export function short(revision: string): string {
-  return /^[0-9a-f]{40}$/.test(revision) ? revision.slice(0, 7) : revision;
+  return shortRevision(revision);
 }

@@ -9,7 +9,13 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { ConditionReason, canonicalJson, type DnsReason, FailureReason } from "../core/index.ts";
+import {
+  ConditionReason,
+  canonicalJson,
+  type DnsReason,
+  FailureReason,
+  shortRevision,
+} from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { CorrectionRecord } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
@@ -104,6 +110,8 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
     else status[key] = value;
   };
   set("observedGeneration", run.generation);
+  // kubectl get apps shows it (printer columns take JSONPath only, no substring): issue 9.
+  if (prev.revision) set("shortRevision", shortRevision(prev.revision));
   set("syncStatus", run.syncStatus);
   set("healthStatus", run.health.status);
   set("healthReason", run.health.reason || undefined);
@@ -123,6 +131,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
       set("previousRevisions", dedupe(history).slice(0, REVISION_HISTORY));
     }
     set("revision", run.applied.revision);
+    set("shortRevision", shortRevision(run.applied.revision));
     set("objectHash", run.applied.objectHash);
     set("lastSyncedAt", run.now.toISOString());
     if (prev.heldRevision === run.applied.revision) held = null;
