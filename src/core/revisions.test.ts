@@ -45,11 +45,11 @@ describe("matchRevision", () => {
   it("refuses a prefix shorter than 7 and one that matches nothing, naming what it accepts", () => {
     expect(matchRevision("28744d", [A, C])).toEqual({
       error:
-        'revision "28744d" matches none of 28744dd, 3f2a000 (a prefix needs at least 7 hex characters)',
+        'revision "28744d" is not in the known revisions (28744dd, 3f2a000) (a prefix needs at least 7 hex characters)',
       matches: [],
     });
-    expect(matchRevision("deadbee", [])).toEqual({
-      error: 'revision "deadbee" matches none of (none)',
+    expect(matchRevision("deadbee", [], "status.previousRevisions")).toEqual({
+      error: 'revision "deadbee" is not in status.previousRevisions (none)',
       matches: [],
     });
   });

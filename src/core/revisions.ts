@@ -45,12 +45,14 @@ function hexOf(revision: string): string | undefined {
  * Which of `candidates` `given` names: itself, its short form ({@link shortRevision}), or an
  * unambiguous prefix of 7 or more hex characters of a commit SHA or a digest (with or without
  * "sha256:"; case-insensitive, as git accepts). Duplicates among the candidates count once.
- * @returns `{revision}` for exactly one match; `{error}` naming the accepted forms when none
- *   matches, or the matches when several do (give more characters).
+ * @param where what the candidates are, for the message ("status.previousRevisions")
+ * @returns `{revision}` for exactly one match; `{error}` naming the candidates' short forms when
+ *   none matches, or the matches when several do (give more characters).
  */
 export function matchRevision(
   given: string,
   candidates: readonly string[],
+  where = "the known revisions",
 ): { revision: string } | { error: string; matches: string[] } {
   const unique = [...new Set(candidates)];
   if (unique.includes(given)) return { revision: given };
@@ -73,7 +75,7 @@ export function matchRevision(
     ? ` (a prefix needs at least ${SHORT_HEX} hex characters)`
     : "";
   return {
-    error: `revision ${JSON.stringify(given)} matches none of ${unique.length === 0 ? "(none)" : unique.map(shortRevision).join(", ")}${short}`,
+    error: `revision ${JSON.stringify(given)} is not in ${where} (${unique.length === 0 ? "none" : unique.map(shortRevision).join(", ")})${short}`,
     matches: [],
   };
 }

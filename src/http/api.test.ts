@@ -254,12 +254,21 @@ describe("POST approve", () => {
     });
   });
 
+  it("accepts the short revision Slack shows, and writes the full one", async () => {
+    const { call } = setup();
+    const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: HELD.slice(0, 7) });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { operation: { revision: string } }).operation.revision).toBe(
+      HELD,
+    );
+  });
+
   it("409 for a stale revision", async () => {
     const { kube, call } = setup();
     const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: SHA2 });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({
-      message: `stale revision: held is ${HELD}`,
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${SHA2}"`,
       heldRevision: HELD,
     });
     expect(kube.calls.setOperation).toEqual([]);
@@ -328,7 +337,7 @@ describe("POST reject", () => {
     const stale = await call("POST", `${WEB}/reject`, TEAM_A, { revision: SHA2 });
     expect(stale.status).toBe(409);
     expect(await stale.json()).toEqual({
-      message: `stale revision: held is ${HELD}`,
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${SHA2}"`,
       heldRevision: HELD,
     });
     const none = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/reject", TEAM_A);
@@ -385,6 +394,26 @@ describe("POST operations", () => {
     });
   });
 
+  it("a rollback names a previous revision by an unambiguous prefix; 6 characters are refused", async () => {
+    const { call } = setup();
+    const short = await call("POST", `${WEB}/operations`, TEAM_A, {
+      type: "rollback",
+      revision: SHA1.slice(0, 6),
+    });
+    expect(short.status).toBe(409);
+    expect(((await short.json()) as { message: string }).message).toBe(
+      'revision "111111" is not in status.previousRevisions (2222222, 1111111) (a prefix needs at least 7 hex characters)',
+    );
+    const res = await call("POST", `${WEB}/operations`, TEAM_A, {
+      type: "rollback",
+      revision: SHA1.slice(0, 9),
+    });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { operation: { revision: string } }).operation.revision).toBe(
+      SHA1,
+    );
+  });
+
   it("409 for a rollback to a revision not in previousRevisions, or with none recorded", async () => {
     const { kube, call } = setup();
     const res = await call("POST", `${WEB}/operations`, TEAM_A, {
@@ -393,7 +422,7 @@ describe("POST operations", () => {
     });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({
-      message: `revision ${HELD} is not in status.previousRevisions`,
+      message: `revision "${HELD}" is not in status.previousRevisions (2222222, 1111111)`,
       previousRevisions: [SHA2, SHA1],
     });
     const none = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/operations", TEAM_A, {
