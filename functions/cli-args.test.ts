@@ -44,19 +44,45 @@ describe("parseCliArgs", () => {
       namespace: "team-a",
       kubeconfig: undefined,
     });
-    expect(parseCliArgs(["serve"])).toEqual({ kind: "serve", port: 8080, kubeconfig: undefined });
-    expect(parseCliArgs(["serve", "--port", "1"])).toEqual({
+    expect(parseCliArgs(["serve"])).toEqual({
+      kind: "serve",
+      port: 8080,
+      schedule: false,
+      tickMs: 60_000,
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["serve", "--schedule", "--tick", "5s"])).toMatchObject({
+      kind: "serve",
+      schedule: true,
+      tickMs: 5000,
+    });
+    expect(parseCliArgs(["serve", "--port", "1"])).toMatchObject({
       kind: "serve",
       port: 1,
       kubeconfig: undefined,
     });
-    expect(parseCliArgs(["serve", "--port=65535", "--kubeconfig=/k"])).toEqual({
+    expect(parseCliArgs(["serve", "--port=65535", "--kubeconfig=/k"])).toMatchObject({
       kind: "serve",
       port: 65535,
       kubeconfig: "/k",
     });
     expect(parseCliArgs(["--help"])).toEqual({ kind: "help" });
     expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help" });
+  });
+
+  it("refuses --tick without --schedule, a bad tick, and serve's options elsewhere", () => {
+    expect(parseCliArgs(["serve", "--tick", "5s"])).toEqual(usage("--tick needs --schedule"));
+    for (const bad of ["0s", "500ms", "2h", "soon"]) {
+      expect(parseCliArgs(["serve", "--schedule", "--tick", bad])).toEqual(
+        usage(`--tick must be a duration from 1s to 1h such as 30s or 1m, got "${bad}"`),
+      );
+    }
+    expect(parseCliArgs(["reconcile", "--all", "--schedule"])).toEqual(
+      usage("--schedule is an option of serve"),
+    );
+    expect(parseCliArgs(["get", "--schedule"])).toEqual(
+      usage("--schedule is not an option of get"),
+    );
   });
 
   it("refuses unknown options and options without a value", () => {

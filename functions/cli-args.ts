@@ -2,6 +2,7 @@
 // result. No I/O here (the file system is passed in), so all of it is unit-tested.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parseDuration } from "../src/app/duration.ts";
 import {
   isVerb,
   parseVerbArgs,
@@ -13,7 +14,7 @@ import {
 export const USAGE = `usage:
   plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
   plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
-  plumb serve [--port N] [--kubeconfig FILE]
+  plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
   plumb --help`;
 
@@ -22,7 +23,14 @@ export type CliArgs =
   | VerbArgs
   | { kind: "help" }
   | { kind: "usage"; error: string }
-  | { kind: "serve"; port: number; kubeconfig: string | undefined }
+  | {
+      kind: "serve";
+      port: number;
+      /** Run the schedule in this process: every `tickMs`, reconcile the due Apps (issue 9). */
+      schedule: boolean;
+      tickMs: number;
+      kubeconfig: string | undefined;
+    }
   | {
       kind: "reconcile";
       namespace: string;
@@ -39,6 +47,8 @@ export type CliArgs =
     };
 
 const DEFAULT_PORT = 8080;
+/** `serve --schedule` looks for due Apps every minute unless --tick says otherwise (the Worker's cron). */
+export const DEFAULT_TICK_MS = 60_000;
 const TARGET = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/;
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -85,13 +95,27 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       }
       port = Number(values.port);
     }
-    return { kind: "serve", port, kubeconfig };
+    let tickMs = DEFAULT_TICK_MS;
+    if (values.tick !== undefined) {
+      if (!values.schedule) return { kind: "usage", error: "--tick needs --schedule" };
+      const ms = durationMs(values.tick);
+      if (ms === undefined || ms < 1000 || ms > 3_600_000) {
+        return {
+          kind: "usage",
+          error: `--tick must be a duration from 1s to 1h such as 30s or 1m, got ${JSON.stringify(values.tick)}`,
+        };
+      }
+      tickMs = ms;
+    }
+    return { kind: "serve", port, schedule: values.schedule === true, tickMs, kubeconfig };
   }
 
   if (command !== "reconcile") {
     return { kind: "usage", error: `unknown command ${JSON.stringify(command)}` };
   }
-  if (values.port !== undefined) return { kind: "usage", error: "--port is an option of serve" };
+  for (const o of ["port", "schedule", "tick"] as const) {
+    if (values[o] !== undefined) return { kind: "usage", error: `--${o} is an option of serve` };
+  }
   const [target, ...more] = rest;
   if (more.length > 0) return extra(more);
   if (values.all) {
@@ -138,12 +162,23 @@ function parse(argv: readonly string[]) {
       namespace: { type: "string" },
       kubeconfig: { type: "string" },
       port: { type: "string" },
+      schedule: { type: "boolean" },
+      tick: { type: "string" },
       "all-namespaces": { type: "boolean", short: "A" },
       output: { type: "string", short: "o" },
       revision: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** Milliseconds of a Go-style duration ("30s", "1m", "1m30s"), or undefined. */
+function durationMs(text: string): number | undefined {
+  try {
+    return parseDuration(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function extra(args: readonly string[]): CliArgs {

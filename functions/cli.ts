@@ -31,7 +31,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.kind === "serve") {
     const { serve } = await import("./node.ts");
-    await serve(args.port, kubeconfig, config, redactor);
+    await serve(args.port, kubeconfig, config, redactor, {
+      ...(args.schedule ? { scheduleEveryMs: args.tickMs } : {}),
+    });
     return 0;
   }
   const [{ isDue }, { reconcileApp, reconcileMany, skippedResult }, { nodePorts }] =

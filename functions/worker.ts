@@ -26,8 +26,11 @@ export interface ReconcileMessage {
 }
 
 interface QueueBinding {
-  sendBatch(messages: Array<{ body: ReconcileMessage }>): Promise<void>;
+  sendBatch(messages: Array<{ body: ReconcileMessage; delaySeconds?: number }>): Promise<void>;
 }
+
+/** The longest delay Cloudflare Queues accept on a message (12 hours). */
+const MAX_DELAY_SECONDS = 43_200;
 
 export interface Env {
   /** API server URL with a publicly trusted certificate (Workers VPC or a tunnel hostname). */
@@ -115,9 +118,23 @@ async function enqueue(
   }
 }
 
+/**
+ * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
+ * Progressing) queues a message delayed by that many seconds, so health is looked at again
+ * without waiting for the cron to find the App due (issue 9).
+ */
 async function reconcileLogged(env: Env, ref: { namespace: string; name: string }) {
   const result = await reconcileApp(ref, portsFor(env), new Date());
   logLine(result);
+  const delay = result.followUpSeconds;
+  if (delay !== undefined && env.RECONCILE_QUEUE) {
+    const body = { namespace: ref.namespace, name: ref.name, reason: "follow-up" };
+    await env.RECONCILE_QUEUE.sendBatch([
+      { body, delaySeconds: Math.min(delay, MAX_DELAY_SECONDS) },
+    ]).catch((err) =>
+      logLine({ msg: "follow-up not queued", app: result.app, error: String(err) }),
+    );
+  }
   return result;
 }
 

@@ -5,6 +5,7 @@ import type { HealthStatus, SyncStatus } from "../app/index.ts";
 import {
   clusterRecords,
   composeStatus,
+  followUpSeconds,
   placeInventory,
   type RunOutcome,
   type RunRecord,
@@ -29,6 +30,12 @@ export interface RunResult {
   nextReconcileAt?: string;
   /** True when the run ended before it could record its outcome in status (retry it). */
   retryable?: boolean;
+  /**
+   * Run this App again after this many seconds, sooner than its interval: its objects are
+   * still Progressing (followUpSeconds). `plumb serve` sets a timer; the Worker queues a
+   * delayed message.
+   */
+  followUpSeconds?: number;
   requests: RequestCounts;
 }
 
@@ -83,5 +90,7 @@ export async function recordRun(
   if (status.healthStatus) line.healthStatus = status.healthStatus;
   if (status.revision) line.revision = status.revision;
   if (record.failure) line.error = `${record.failure.reason}: ${record.failure.message}`;
+  const followUp = followUpSeconds(status, ctx.now);
+  if (followUp !== undefined) line.followUpSeconds = followUp;
   return line;
 }
