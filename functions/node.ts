@@ -2,7 +2,7 @@
 
 import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
-import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { configWarnings, createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
@@ -29,6 +29,8 @@ export async function serve(
     console.error(JSON.stringify(redactor.redactValue(entry)));
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   const runner = createRunner(ports, print, log, config.concurrency);
+  // Said at start (and by /healthz): no API tokens, no webhook secret (issue 9).
+  for (const warning of configWarnings(httpConfig)) log({ level: "warning", msg: warning });
   const app = createHttpApp({
     apps: ports().kube,
     config: httpConfig,

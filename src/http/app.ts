@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
+import { configWarnings } from "./readiness.ts";
 import { registerApiRoutes } from "./routes/api.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerSlackRoutes } from "./routes/slack.ts";
@@ -14,7 +15,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Builds the Hono app.
- * - GET /healthz → 200 {"status":"ok"} (no auth)
+ * - GET /healthz → 200 {"status":"ok"}, with `warnings` when no API token or no webhook secret
+ *   is configured ({@link configWarnings}; no auth)
  * - POST /webhooks/github|gitlab|gitea (see registerWebhookRoutes)
  * - /api/v1/... under bearer-token auth (see registerApiRoutes)
  * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
@@ -33,7 +35,11 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
     },
   });
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }, 200));
+  // Up; `warnings` names settings that leave part of the API unusable (issue 9).
+  const warnings = configWarnings(deps.config);
+  app.get("/healthz", (c) =>
+    c.json(warnings.length > 0 ? { status: "ok", warnings } : { status: "ok" }, 200),
+  );
   registerWebhookRoutes(app, deps, limit);
   registerApiRoutes(app, deps, limit);
   registerMetricsRoute(app, deps);
