@@ -627,3 +627,19 @@ describe("Kubernetes API errors", () => {
     expect(log.map((e) => e["msg"])).toEqual(["emitting event failed", "trigger failed"]);
   });
 });
+
+describe("a known route asked with another method (issue 9)", () => {
+  it("is 405 with Allow, after authentication", async () => {
+    const { call } = setup();
+    const res = await call("GET", `${WEB}/operations`, TEAM_A);
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(await res.json()).toEqual({
+      message: `GET is not allowed on ${WEB}/operations; use POST`,
+    });
+    expect((await call("DELETE", WEB, TEAM_A)).headers.get("allow")).toBe("GET, HEAD");
+    expect((await call("GET", `${WEB}/operations`)).status).toBe(401);
+    expect((await call("GET", "/webhooks/github")).status).toBe(405);
+    expect((await call("GET", `${WEB}/nothing-here`, TEAM_A)).status).toBe(404);
+  });
+});

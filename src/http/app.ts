@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
+import { answerOtherMethods } from "./methods.ts";
 import { configWarnings } from "./readiness.ts";
 import { registerApiRoutes } from "./routes/api.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
@@ -22,7 +23,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
  * - POST /slack/interactions, Slack-signed button presses (see registerSlackRoutes)
  * - the web page at / (see registerWebRoutes), HTML, under a signed session cookie
- * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; every error is JSON
+ * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; a known route asked with
+ * another method → 405 with Allow ({@link answerOtherMethods}); every error is JSON
  * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
  * Nothing here logs request headers, bodies, secrets or tokens.
  */
@@ -45,6 +47,7 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   registerMetricsRoute(app, deps);
   registerSlackRoutes(app, deps, limit);
   registerWebRoutes(app, deps, limit);
+  answerOtherMethods(app);
 
   app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));
