@@ -156,7 +156,8 @@ describe("renderObjects", () => {
       {
         code: "Refused",
         path: "m.yaml:5",
-        message: "Namespace other: namespace is not allowed for this App",
+        message:
+          'Namespace other: namespace is not allowed for Apps in "team-a" (cluster setting PLUMB_ALLOWED_DESTINATIONS)',
       },
       {
         code: "Refused",
@@ -169,7 +170,8 @@ describe("renderObjects", () => {
       {
         code: "InvalidSpec",
         path: "spec.destination.namespace",
-        message: 'namespace "prod" is not allowed for Apps in "team-a"',
+        message:
+          'namespace "prod" is not allowed for Apps in "team-a": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")',
       },
     ]);
     expect(
