@@ -10,7 +10,15 @@ import {
   REAL_FIXTURES,
   startGitServer,
 } from "../support/git-server.ts";
-import { createApp, createNamespace, kubectl, kubePort, realPorts } from "./support.ts";
+import {
+  createApp,
+  createNamespace,
+  getApp,
+  kubectl,
+  kubePort,
+  realPorts,
+  waitFor,
+} from "./support.ts";
 
 const TOKEN = "get-apps-token-0123456789";
 let git: GitServer;
@@ -82,5 +90,37 @@ describe("kubectl get apps", () => {
       })
     ).json()) as Record<string, unknown>;
     expect(good["shortRevision"]).toBe(head);
+  });
+});
+
+describe("a Deployment whose Pods cannot pull their image", () => {
+  it("is shown with the Pod's reason, not only a replica count", async () => {
+    // kubelet-sim leaves an image tagged :bad in ImagePullBackOff, as a kubelet does.
+    const files = fixtureFiles(join(REAL_FIXTURES, "guestbook"));
+    const repo = await git.createRepo("pull-backoff", {
+      ...files,
+      "guestbook-ui-deployment.yaml": files["guestbook-ui-deployment.yaml"]!.replace(
+        "gb-frontend:v5",
+        "gb-frontend:bad",
+      ),
+    });
+    await createNamespace("pull-backoff");
+    await createApp("pull-backoff", "app", { source: { git: { url: repo.url } } });
+    const run = () =>
+      reconcileApp({ namespace: "pull-backoff", name: "app" }, realPorts(), new Date());
+    await run();
+    const reason = await waitFor("the Pod's reason", async () => {
+      const r = await run();
+      const app = await getApp("pull-backoff", "app");
+      return r.healthStatus === "Progressing" &&
+        app.status?.healthReason?.includes("ImagePullBackOff")
+        ? app.status.healthReason
+        : undefined;
+    });
+    expect(reason).toMatch(
+      /^Deployment pull-backoff\/guestbook-ui: pod guestbook-ui-[a-z0-9-]+\/guestbook-ui: ImagePullBackOff: Back-off pulling image "gcr\.io\/google-samples\/gb-frontend:bad"/,
+    );
+    const wide = kubectl("get", "apps", "-n", "pull-backoff", "-o", "wide");
+    expect(wide).toContain("ImagePullBackOff");
   });
 });
