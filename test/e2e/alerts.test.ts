@@ -75,9 +75,8 @@ describe("Recovered", () => {
     const repo = await git.createRepo("outage", guestbook());
     await subscribedApp("alert-outage", repo.url);
     await run("alert-outage");
-    expect(texts("alert-outage")).toEqual([
-      `[alert-outage/app] Synced: applied revision ${(await repo.head()).slice(0, 7)}`,
-    ]);
+    const c1 = (await repo.head()).slice(0, 7);
+    expect(texts("alert-outage")).toEqual([`[alert-outage/app] Synced: applied revision ${c1}`]);
 
     git.setFault({ status: 503 });
     try {
@@ -99,9 +98,11 @@ describe("Recovered", () => {
     expect(recovered?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
     expect(recovered?.openAlert).toBeUndefined();
     const sent = texts("alert-outage").slice(1);
-    expect(sent).toHaveLength(2);
+    expect(sent).toHaveLength(3);
     expect(sent[0]).toMatch(/^\[alert-outage\/app\] Failed: SourceFailed: .*503/);
-    expect(sent[1]).toMatch(
+    // Nothing new to apply: in sync again (issue 10), and healthy again (issue 9).
+    expect(sent[1]).toBe(`[alert-outage/app] Synced: in sync again at revision ${c1}`);
+    expect(sent[2]).toMatch(
       /^\[alert-outage\/app\] Recovered: healthy again after Failed: SourceFailed: .*503/,
     );
   });

@@ -55,14 +55,14 @@ describe("kubectl get apps", () => {
     }
     const head = (await repo.head()).slice(0, 7);
 
-    const rows = table(kubectl("get", "apps", "-n", "get-apps"));
+    const rows = table(kubectl(["get", "apps", "-n", "get-apps"]));
     expect(rows[0]).toEqual(["NAME", "READY", "REASON", "SYNC", "HEALTH", "REVISION", "AGE"]);
     const byName = Object.fromEntries(rows.slice(1).map((r) => [r[0], r.slice(1, 6)]));
     expect(byName["good"]?.[0]).toBe("False"); // Progressing until the Pods are ready
     expect(byName["good"]?.[4]).toBe(head);
     expect(byName["broken"]?.slice(0, 2)).toEqual(["False", "SourceFailed"]);
 
-    const output = kubectl("get", "apps", "-n", "get-apps", "-o", "wide");
+    const output = kubectl(["get", "apps", "-n", "get-apps", "-o", "wide"]);
     const wide = table(output);
     expect(wide[0]?.at(-1)).toBe("MESSAGE");
     const broken = wide.find((r) => r[0] === "broken");
@@ -120,7 +120,7 @@ describe("a Deployment whose Pods cannot pull their image", () => {
     expect(reason).toMatch(
       /^Deployment pull-backoff\/guestbook-ui: pod guestbook-ui-[a-z0-9-]+\/guestbook-ui: ImagePullBackOff: Back-off pulling image "gcr\.io\/google-samples\/gb-frontend:bad"/,
     );
-    const wide = kubectl("get", "apps", "-n", "pull-backoff", "-o", "wide");
+    const wide = kubectl(["get", "apps", "-n", "pull-backoff", "-o", "wide"]);
     expect(wide).toContain("ImagePullBackOff");
   });
 });

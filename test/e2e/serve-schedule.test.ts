@@ -97,7 +97,7 @@ describe("plumb serve", () => {
 
     // kubectl waits for the finalizer; the next tick prunes and removes it.
     const t0 = Date.now();
-    kubectl("delete", "app", "app", "-n", "scheduled", "--timeout=30s");
+    kubectl(["delete", "app", "app", "-n", "scheduled", "--timeout=30s"]);
     const took = Date.now() - t0;
     expect(took).toBeLessThan(15_000);
     expect(
