@@ -66,8 +66,14 @@ describe("parseCliArgs", () => {
       port: 65535,
       kubeconfig: "/k",
     });
-    expect(parseCliArgs(["--help"])).toEqual({ kind: "help" });
-    expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help" });
+    expect(parseCliArgs(["--help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help", command: "reconcile" });
+    expect(parseCliArgs(["help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["help", "serve"])).toEqual({ kind: "help", command: "serve" });
+    expect(parseCliArgs(["help", "--help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["help", "frobnicate"])).toEqual(
+      usage('no help for "frobnicate": unknown command'),
+    );
   });
 
   it("refuses --tick without --schedule, a bad tick, and serve's options elsewhere", () => {
@@ -250,6 +256,25 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
     const r = await plumb("--help");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+    expect(r.stdout).toContain("plumb help [COMMAND]");
+  });
+
+  it("plumb help COMMAND and COMMAND --help give the command's options, environment, output and exit codes", async () => {
+    const [serve, serveHelp, reconcile, rollback] = await Promise.all([
+      plumb("help", "serve"),
+      plumb("serve", "--help"),
+      plumb("reconcile", "-h"),
+      plumb("help", "rollback"),
+    ]);
+    expect(serve.code).toBe(0);
+    expect(serveHelp.stdout).toBe(serve.stdout);
+    for (const text of ["--schedule", "PLUMB_API_TOKENS", "GITHUB_WEBHOOK_SECRET", "Exit codes:"]) {
+      expect(serve.stdout).toContain(text);
+    }
+    for (const text of ["KUBECONFIG", "PLUMB_CONCURRENCY", '"outcome"', "Exit codes: 0"]) {
+      expect(reconcile.stdout).toContain(text);
+    }
+    expect(rollback.stdout).toContain("prefix of 7+ hex characters");
   });
 
   it.skipIf(existsSync(SERVICE_ACCOUNT_TOKEN))(

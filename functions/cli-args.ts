@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parseDuration } from "../src/app/duration.ts";
+import { HELP_TOPICS } from "./cli-help.ts";
 import {
   isVerb,
   parseVerbArgs,
@@ -16,12 +17,13 @@ export const USAGE = `usage:
   plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
   plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
-  plumb --help`;
+  plumb help [COMMAND]      (or plumb COMMAND --help: options, environment, output, exit codes)`;
 
 /** What the command line asks for, or why it is a usage error (exit code 2). */
 export type CliArgs =
   | VerbArgs
-  | { kind: "help" }
+  /** `plumb help [COMMAND]`, or --help anywhere: the command's page (the overview for none). */
+  | { kind: "help"; command: string | undefined }
   | { kind: "usage"; error: string }
   | {
       kind: "serve";
@@ -68,8 +70,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     return { kind: "usage", error: err instanceof Error ? err.message : String(err) };
   }
   const { values, positionals } = parsed;
-  if (values.help) return { kind: "help" };
+  if (values.help) {
+    return { kind: "help", command: positionals[0] === "help" ? positionals[1] : positionals[0] };
+  }
   const [command, ...rest] = positionals;
+  if (command === "help") {
+    if (rest.length > 1) return extra(rest.slice(1));
+    const topic = rest[0];
+    if (topic !== undefined && !HELP_TOPICS.includes(topic)) {
+      return { kind: "usage", error: `no help for ${JSON.stringify(topic)}: unknown command` };
+    }
+    return { kind: "help", command: topic };
+  }
   const kubeconfig = values.kubeconfig;
   if (kubeconfig === "") return { kind: "usage", error: "--kubeconfig needs a file name" };
   if (command === undefined) return { kind: "usage", error: "missing command" };

@@ -12,7 +12,8 @@ const redactor = new Redactor();
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
   if (args.kind === "help") {
-    console.log(USAGE);
+    const { helpText } = await import("./cli-help.ts");
+    console.log(helpText(args.command));
     return 0;
   }
   if (args.kind === "usage") {
