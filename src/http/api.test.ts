@@ -606,6 +606,22 @@ describe("Kubernetes API errors", () => {
     ]);
   });
 
+  it("a request that got no answer says why, in the answer and the log (issue 9)", async () => {
+    const { kube, call, log } = setup();
+    const message =
+      "kubernetes API unreachable: GET /apis/plumb.dev/v1alpha1/namespaces/team-a/apps/web: TLS or connection failure inside workerd (reference 8ptee): most likely the server's certificate is not publicly trusted (\"invalid peer certificate: UnknownIssuer\" in workerd's log)";
+    kube.fail.getApp = new KubeApiError(503, "ServiceUnavailable", message);
+    const res = await call("GET", WEB, TEAM_A);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({
+      message: "kubernetes API error",
+      status: 503,
+      reason: "ServiceUnavailable",
+      detail: message,
+    });
+    expect(log.at(-1)).toMatchObject({ detail: message });
+  });
+
   it("a failing Event or trigger does not undo the recorded operation", async () => {
     const kube = new FakeKube([testApp("team-a", "web", { status })]);
     kube.fail.emitEvent = new KubeApiError(403, "Forbidden", "events is forbidden");
