@@ -101,12 +101,15 @@ async function writeQueue(
       }
       const fresh = await ctx.ports.kube.getApp(ctx.ref.namespace, ctx.ref.name);
       if (!fresh) return;
-      const gone = new Set(settled.map(pendingKey));
+      // Theirs without what this run settled or retried (its attempt count wins), then ours;
+      // oldest first, as they are delivered.
+      const gone = new Set([...settled, ...pending].map(pendingKey));
       const theirs = (fresh.status?.pendingNotifications ?? []).filter(
         (p) => !gone.has(pendingKey(p)),
       );
-      const known = new Set(theirs.map(pendingKey));
-      queue = [...theirs, ...pending.filter((p) => !known.has(pendingKey(p)))].slice(-MAX_PENDING);
+      queue = [...theirs, ...pending]
+        .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+        .slice(-MAX_PENDING);
       current = fresh;
     }
   }
