@@ -40,7 +40,11 @@ function clusterRunning(): boolean {
 
 async function main(): Promise<number> {
   const existing = process.env["KUBECONFIG"];
-  if (existing) return plumb(["reconcile", "--all"], existing);
+  // The local control plane's own kubeconfig (as the `export KUBECONFIG=…` line below prints it)
+  // means the local example again, not a `reconcile --all` of a cluster of one's own.
+  if (existing && resolve(existing) !== resolve(CLUSTER_DIR, "kubeconfig")) {
+    return plumb(["reconcile", "--all"], existing);
+  }
 
   // A control plane a previous `npm start` left running is reused (issue 9).
   if (clusterRunning()) {
