@@ -473,7 +473,7 @@ describe("revision prefixes in spec.operation (issue 9)", () => {
 
   it("Approve with the short SHA Slack showed applies the held revision, recorded in full", () => {
     const status = { ...applied, heldRevision: A, heldObjectHash: "hA" };
-    expect(decide(withOp(op("Approve", "28744dd")), status, head)).toEqual({
+    expect(decide(withOp(op("Approve", "28744dd")), status, head, NOW)).toEqual({
       action: "apply",
       revision: A,
       reason: "Approved",
@@ -482,7 +482,7 @@ describe("revision prefixes in spec.operation (issue 9)", () => {
   });
 
   it("Rollback to an unambiguous prefix applies that revision", () => {
-    expect(decide(withOp(op("Rollback", "28744dd9")), history, head)).toEqual({
+    expect(decide(withOp(op("Rollback", "28744dd9")), history, head, NOW)).toEqual({
       action: "apply",
       revision: B,
       reason: "Rollback",
@@ -491,7 +491,7 @@ describe("revision prefixes in spec.operation (issue 9)", () => {
   });
 
   it("an ambiguous prefix is refused, naming the matches", () => {
-    expect(decide(withOp(op("Rollback", "28744dd")), history, head)).toEqual({
+    expect(decide(withOp(op("Rollback", "28744dd")), history, head, NOW)).toEqual({
       action: "none",
       reason: "OperationRefused",
       operation: op("Rollback", "28744dd"),
