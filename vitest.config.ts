@@ -6,7 +6,9 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "functions/**/*.test.ts", "test/support/**/*.test.ts"],
+          // Every test file outside test/e2e is a unit test: one beside its code, wherever that is.
+          include: ["**/*.test.ts"],
+          exclude: ["test/e2e/**", "**/node_modules/**", "dist/**", ".plumb/**", ".wrangler/**"],
           environment: "node",
         },
       },

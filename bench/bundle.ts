@@ -19,8 +19,14 @@ export interface BundleResult {
   allGzipBytes: number;
 }
 
-/** The bundle of the Worker configured in `config` (wrangler.toml: the main Worker). */
-export async function bundleSize(config = "wrangler.toml"): Promise<BundleResult> {
+/**
+ * The bundle of the Worker configured in `config` (wrangler.toml: the main Worker). `onBuilt`
+ * gets the path of the main module before the output is removed (the cold start).
+ */
+export async function bundleSize(
+  config = "wrangler.toml",
+  onBuilt?: (mainFile: string) => Promise<void>,
+): Promise<BundleResult> {
   const out = mkdtempSync(join(tmpdir(), "plumb-bench-bundle-"));
   try {
     await run(
@@ -53,6 +59,7 @@ export async function bundleSize(config = "wrangler.toml"): Promise<BundleResult
         .sort((a, b) => files[b]! - files[a]!)[0];
     if (!main) throw new Error(`no .js in wrangler's output: ${Object.keys(files).join(", ")}`);
     const raw = readFileSync(join(out, main));
+    await onBuilt?.(join(out, main));
     let allGzipBytes = 0;
     for (const f of Object.keys(files))
       if (/\.(m?js|cjs|wasm)$/.test(f)) allGzipBytes += gzipSync(readFileSync(join(out, f))).length;

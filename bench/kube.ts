@@ -7,11 +7,8 @@ import { existsSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { App } from "../src/app/index.ts";
 import type { KubeObject } from "../src/core/index.ts";
-import {
-  configurationFromKubeConfig,
-  type KubeTransport,
-  transportFromConfiguration,
-} from "../src/kube/index.ts";
+import type { KubeTransport } from "../src/kube/index.ts";
+import { nodeKubeTransport } from "../src/kube/node.ts";
 import { callApi, installAppCrd } from "../test/support/kube-api.ts";
 import { sleep, waitFor } from "../test/support/wait.ts";
 
@@ -96,7 +93,7 @@ export const isDiscovery = (r: Recorded) =>
 export class Kube {
   readonly raw: KubeTransport;
   constructor(kubeconfig: string) {
-    this.raw = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
+    this.raw = nodeKubeTransport(kubeconfig);
   }
 
   api(method: string, path: string, body?: unknown, contentType?: string, allow: number[] = []) {

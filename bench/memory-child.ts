@@ -1,10 +1,7 @@
 // Measurement 6 (child process): one first-sync reconcile of an App; prints JSON with the
 // baseline and peak memory. Run with --expose-gc; argv: KUBECONFIG NAMESPACE NAME.
-import {
-  configurationFromKubeConfig,
-  createKubePort,
-  transportFromConfiguration,
-} from "../src/kube/index.ts";
+import { createKubePort } from "../src/kube/index.ts";
+import { nodeKubeTransport } from "../src/kube/node.ts";
 import { reconcileApp } from "../src/reconcile/index.ts";
 import { createGitPort } from "../src/source/git.ts";
 
@@ -13,7 +10,7 @@ if (!kubeconfig || !namespace || !name) throw new Error("usage: memory-child KUB
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const ports = {
-  kube: createKubePort(transportFromConfiguration(configurationFromKubeConfig(kubeconfig))),
+  kube: createKubePort(nodeKubeTransport(kubeconfig)),
   git: createGitPort(),
   holder: "plumb-bench-memory",
 };

@@ -5,6 +5,13 @@ import type { CronResult } from "./cron.ts";
 import { isDiscovery } from "./kube.ts";
 import type { MemoryResult } from "./memory.ts";
 import {
+  type ColdStartResult,
+  coldStartLine,
+  type ProcessResult,
+  processReport,
+  processTargets,
+} from "./process-report.ts";
+import {
   type CpuBreakdown,
   type RequestsCase,
   type RunSample,
@@ -36,6 +43,9 @@ export interface Results {
   renderNode?: NodeRenderResult | undefined;
   renderWorkerd?: WorkerdRenderResult | undefined;
   comparison: ComparisonCase[];
+  /** Issue 14 target 1: the CLI as a whole process, and the Worker's cold start. */
+  process?: ProcessResult | undefined;
+  coldStart?: ColdStartResult | undefined;
   targets: Target[];
   /** Issue 14: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
   scale?: ScaleResults | undefined;
@@ -123,6 +133,7 @@ export function evaluateTargets(results: Results): Target[] {
       : "not measured",
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
+  out.push(...processTargets(results.process));
   const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
   out.push(...scaleTargets(results.scale, gen50?.newCommit));
   return out;
@@ -343,7 +354,7 @@ export function report(results: Results): string {
   lines.push(
     "  enqueue = list all Apps + pick the due ones (workerd: the /__scheduled request, which also sends the queue batches);",
     "  reconcile all = after enqueue until every App is reconciled (workerd: until every App has status.observedGeneration, polled every 100 ms);",
-    "  req/App on workerd counts the Worker's requests through the kube proxy; git = Git HTTP requests of the tick;",
+    "  req/App on workerd counts the Worker's requests through the fault proxy; git = Git HTTP requests of the tick;",
     "  CPU busy = CPU time of the (single-threaded) Node process during reconcile all ÷ its wall time.",
   );
   for (const c of results.cron)
@@ -356,6 +367,7 @@ export function report(results: Results): string {
     b
       ? `${b.file}: ${bytes(b.rawBytes)} raw (${b.rawBytes} B), ${bytes(b.gzipBytes)} gzipped (${b.gzipBytes} B)`
       : "not measured",
+    `cold start in workerd (spawn → first answer to GET /healthz): ${coldStartLine(results.coldStart)}`,
   );
 
   h("6. Peak memory of one first-sync reconcile of generated-50 (child Node process)");
@@ -490,7 +502,10 @@ export function report(results: Results): string {
       if (l) lines.push(l.slice(0, 600));
   }
 
-  h("9. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
+  h("9. Whole processes: the plumb CLI from start to exit (issue 14 target 1)");
+  lines.push(...processReport(results.process));
+
+  h("10. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
   lines.push(...scaleReport(results.scale));
 
   h("Targets");

@@ -7,12 +7,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
+import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
 import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
 import { memoryPeak } from "./memory.ts";
+import { processCost } from "./process.ts";
 import {
   cpuBreakdown,
   measuredRun,
@@ -94,7 +96,13 @@ const cleanups: Array<() => Promise<void>> = [];
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
   if (!COMPARE_ONLY && !SCALE_ONLY) {
-    results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 240_000, bundleSize);
+    results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
+      bundleSize("wrangler.toml", async (file) => {
+        results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
+          coldStart(file),
+        );
+      }),
+    );
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
@@ -154,6 +162,11 @@ async function main(): Promise<void> {
     "no-op CPU breakdown (API request, ls-refs)",
     60_000,
     async () => cpuBreakdown(r, (await git!.createRepo("cpu", guestbook.files())).url),
+  );
+
+  // 9. Whole processes: the CLI from start to exit.
+  results.process = await phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
+    processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
   );
 
   // 6. Peak memory of a first sync of the 50-object App.

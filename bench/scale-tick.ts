@@ -10,7 +10,7 @@ import { parse } from "yaml";
 import { createKubePort } from "../src/kube/index.ts";
 import { tickAt } from "../src/plan/index.ts";
 import { planTick, resolveSources } from "../src/reconcile/index.ts";
-import { startKubeProxy } from "../test/support/kube-proxy.ts";
+import { startFaultProxy } from "../test/support/fault-proxy.ts";
 import { capture, freePort, stopChild } from "../test/support/workerd.ts";
 import { cronFiles } from "./fixtures.ts";
 import type { BenchGit } from "./git.ts";
@@ -151,7 +151,10 @@ export async function tickWorkerd(
     clusters: Array<{ cluster: { server: string } }>;
   };
   const clusterDir = join(kubeconfig, "..");
-  const proxy = await startKubeProxy(kc.clusters[0]!.cluster.server, join(clusterDir, "ca.crt"));
+  const proxy = await startFaultProxy({
+    server: kc.clusters[0]!.cluster.server,
+    caFile: join(clusterDir, "ca.crt"),
+  });
   const token = readFileSync(join(clusterDir, "token"), "utf8").trim();
   const port = await freePort();
   const inspector = await freePort();

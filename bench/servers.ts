@@ -1,6 +1,6 @@
 // The two long-running plumb servers the webhook and cron measurements drive: `plumb serve`
 // (Node) and the Worker in workerd (wrangler dev, reaching the API server through the
-// plain-HTTP kube proxy of test/support, as test/e2e/worker.test.ts does).
+// plain-HTTP fault proxy of test/support, as test/e2e/worker.test.ts does).
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import {
@@ -22,12 +22,19 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** `node functions/cli.ts serve --port P --kubeconfig K`. */
+/** `node functions/plumb.mjs serve --port P --kubeconfig K` (the bin). */
 export async function startNodeServer(kubeconfig: string): Promise<Server> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(port), "--kubeconfig", kubeconfig],
+    [
+      join(ROOT, "functions/plumb.mjs"),
+      "serve",
+      "--port",
+      String(port),
+      "--kubeconfig",
+      kubeconfig,
+    ],
     {
       cwd: ROOT,
       env: { ...process.env, GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET, PLUMB_API_TOKENS: API_TOKENS },
@@ -52,11 +59,10 @@ export async function startNodeServer(kubeconfig: string): Promise<Server> {
 /** Whether the workerd path can run: it needs the cluster's bearer token and CA (cluster.sh writes both). */
 export function workerdPrerequisites(dir: string): string | undefined {
   for (const f of ["token", "ca.crt"])
-    if (!fileExists(join(dir, f))) return `${join(dir, f)} not found (needed for the kube proxy)`;
+    if (!fileExists(join(dir, f))) return `${join(dir, f)} not found (needed for the fault proxy)`;
   return undefined;
 }
 
-/** wrangler dev (workerd) with the kube proxy in front of the API server. */
 /** The Worker in workerd with the benchmark's webhook secret and API token. */
 export function startWorkerd(kubeconfig: string): Promise<Workerd> {
   return startWorkerdWith(kubeconfig, {

@@ -4,6 +4,7 @@
 // Loaded only when a verb runs; heavy modules are imported inside.
 import { userInfo } from "node:os";
 import type { App } from "../src/app/index.ts";
+import { shortRevision as shortOf } from "../src/core/revisions.ts";
 import type { VerbArgs } from "./cli-verbs-args.ts";
 
 /** Message column width in the table. */
@@ -16,9 +17,8 @@ const MESSAGE_WIDTH = 72;
  */
 export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): Promise<number> {
   const kube = await import("../src/kube/index.ts");
-  const store = kube.createKubePort(
-    kube.transportFromConfiguration(kube.configurationFromKubeConfig(kubeconfig)),
-  );
+  const node = await import("../src/kube/node.ts");
+  const store = kube.createKubePort(node.nodeKubeTransport(kubeconfig));
   const http = await import("../src/http/index.ts");
 
   if (args.kind === "get") {
@@ -34,7 +34,7 @@ export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): P
     } else {
       const namespace = args.allNamespaces
         ? undefined
-        : (args.namespace ?? kube.kubeconfigNamespace(kubeconfig));
+        : (args.namespace ?? node.kubeconfigNamespace(kubeconfig));
       apps = (await store.listApps(namespace)).sort((a, b) =>
         `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(
           `${b.metadata.namespace}/${b.metadata.name}`,
@@ -128,7 +128,7 @@ export function formatTable(apps: readonly App[], withNamespace: boolean, now: D
     .join("\n");
 }
 
+/** The short form plumb shows everywhere (and accepts back), "-" for none. */
 function shortRevision(rev: string | undefined): string {
-  if (!rev) return "-";
-  return /^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev.slice(0, 19);
+  return rev ? shortOf(rev) : "-";
 }

@@ -13,7 +13,8 @@ const redactor = new Redactor();
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
   if (args.kind === "help") {
-    console.log(USAGE);
+    const { helpText } = await import("./cli-help.ts");
+    console.log(helpText(args.command));
     return 0;
   }
   if (args.kind === "usage") {
@@ -32,7 +33,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.kind === "serve") {
     const { serve } = await import("./node.ts");
-    await serve(args.port, kubeconfig, config, redactor);
+    await serve(args.port, kubeconfig, config, redactor, {
+      ...(args.schedule ? { scheduleEveryMs: args.tickMs } : {}),
+    });
     return 0;
   }
   const [{ tickAt }, loop, { nodePorts }] = await Promise.all([
@@ -70,7 +73,8 @@ async function main(argv: string[]): Promise<number> {
     );
     return results.some((r) => r.outcome === "Failed") ? 1 : 0;
   }
-  // A run a person asked for: a full comparison, and the schedule is not moved (it has no state).
+  // One App, asked for by a person (--force or not): always a full comparison (drift is looked
+  // for now); it does not move the App's schedule, which is derived, not stored (issue 14).
   const target = { namespace: args.namespace, name: args.name };
   const { line, code } = singleResult(
     await loop.reconcileApp(target, ports(), new Date(), { compare: true }),

@@ -3,19 +3,16 @@
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import {
-  configurationFromKubeConfig,
-  createKubePort,
-  type KubeAppStore,
-  transportFromConfiguration,
-} from "../src/kube/index.ts";
+import { createDestinations, createKubePort, type KubeAppStore } from "../src/kube/index.ts";
+import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import { createNodeEngines } from "../src/render/engines/node.ts";
-import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
+import { createNodeHttpClient } from "../src/source/node-http.ts";
 
 /**
  * A factory of Ports (a fresh KubePort each call, so request counts are per run; its `kube` is
@@ -27,8 +24,10 @@ export function nodePorts(
   config: RuntimeConfig,
   redactor: Redactor = new Redactor(),
 ): () => Ports & { kube: KubeAppStore } {
-  const transport = transportFromConfiguration(configurationFromKubeConfig(kubeconfig));
-  const git = createGitPort();
+  const log = (entry: Record<string, unknown>) =>
+    console.error(JSON.stringify(redactor.redactValue(entry)));
+  const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
+  const git = createGitPort({ http: createNodeHttpClient() });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
   const engines = createNodeEngines();
@@ -37,6 +36,12 @@ export function nodePorts(
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
   const holder = `plumb-${hostname()}-${process.pid}`;
+  // Other clusters (spec.destination.cluster): CA data, tokens and client certificates.
+  const destinations = createDestinations({
+    transport: nodeDestinationTransport,
+    allowInsecureSkipTLSVerify: config.allowInsecureDestinations,
+    retry: kubeRetryOptions(config, log),
+  });
   return () => ({
     kube: createKubePort(transport),
     git,
@@ -49,7 +54,8 @@ export function nodePorts(
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
-    log: (entry) => console.error(JSON.stringify(redactor.redactValue(entry))),
+    destinations,
+    log,
     redactor,
   });
 }

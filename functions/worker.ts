@@ -3,12 +3,14 @@
 // Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { createHttpApp, parseHttpConfig, unavailable } from "../src/http/index.ts";
 import {
-  configurationFromToken,
+  createDestinations,
+  createFetchTransport,
   createKubePort,
+  fetchDestinationTransport,
   type KubeAppStore,
-  transportFromConfiguration,
+  withRetries,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
 import {
@@ -20,6 +22,7 @@ import {
 } from "../src/plan/index.ts";
 import {
   createInventoryIndex,
+  type DestinationPort,
   hintFor,
   type Ports,
   planTick,
@@ -28,7 +31,7 @@ import {
   resolveSources,
 } from "../src/reconcile/index.ts";
 import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
-import { parseRuntimeConfig } from "../src/runtime/config.ts";
+import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
@@ -46,8 +49,11 @@ export interface ReconcileMessage {
 }
 
 interface QueueBinding {
-  sendBatch(messages: Array<{ body: ReconcileMessage }>): Promise<void>;
+  sendBatch(messages: Array<{ body: ReconcileMessage; delaySeconds?: number }>): Promise<void>;
 }
+
+/** The longest delay Cloudflare Queues accept on a message (12 hours). */
+const MAX_DELAY_SECONDS = 43_200;
 
 export interface Env {
   /** API server URL with a publicly trusted certificate (Workers VPC or a tunnel hostname). */
@@ -96,18 +102,54 @@ const BATCH = 100;
  */
 const APPS_PER_MESSAGE = 25;
 
+/**
+ * What keeps the Worker from serving: each required binding that is missing and each setting
+ * that does not parse, by name (the parsers never quote a value). Empty when all is well.
+ */
+function configurationProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const name of ["KUBE_API_URL", "KUBE_TOKEN"] as const) {
+    const v = env[name];
+    if (typeof v !== "string" || v === "") {
+      const where =
+        name === "KUBE_TOKEN"
+          ? "wrangler secret put KUBE_TOKEN; for wrangler dev, .dev.vars"
+          : "wrangler.toml [vars]; for wrangler dev, .dev.vars";
+      problems.push(`${name} is not set (${where})`);
+    }
+  }
+  for (const parse of [parseRuntimeConfig, parseHttpConfig]) {
+    try {
+      parse(env);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  return problems;
+}
+
 function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   const v = env[name];
   if (typeof v !== "string" || v === "") throw new Error(`${name}: required binding is missing`);
   return v;
 }
 
+/** Remote destinations, one per isolate (its discovery cache outlives a request). */
+let destinations: DestinationPort | undefined;
+
 function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
-  const transport = transportFromConfiguration(
-    configurationFromToken(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
+  // Other clusters (spec.destination.cluster): a bearer token to a publicly trusted certificate.
+  destinations ??= createDestinations({
+    transport: fetchDestinationTransport((server, token) => createFetchTransport(server, token)),
+    allowInsecureSkipTLSVerify: config.allowInsecureDestinations,
+    retry: kubeRetryOptions(config, logLine),
+  });
+  const transport = withRetries(
+    createFetchTransport(required(env, "KUBE_API_URL"), required(env, "KUBE_TOKEN")),
+    kubeRetryOptions(config, logLine),
   );
   return {
     kube: createKubePort(transport),
@@ -121,6 +163,7 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
+    destinations,
     log: logLine,
     redactor,
   };
@@ -161,6 +204,13 @@ async function enqueue(
   return messages.length;
 }
 
+/**
+ * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
+ * Progressing) queues a message delayed by that many seconds, so health is looked at again
+ * without waiting for the cron to find the App due (issue 9).
+ * @param options what the trigger knows (a full comparison owed, the resolved revision)
+ * @param ports shared by the runs of one queue invocation (one fetch per revision, issue 14)
+ */
 async function reconcileLogged(
   env: Env,
   ref: { namespace: string; name: string },
@@ -169,42 +219,46 @@ async function reconcileLogged(
 ) {
   const result = await reconcileApp(ref, ports, new Date(), options);
   logLine(result);
+  const delay = result.followUpSeconds;
+  if (delay !== undefined && env.RECONCILE_QUEUE) {
+    const body = { namespace: ref.namespace, name: ref.name, reason: "follow-up" };
+    await env.RECONCILE_QUEUE.sendBatch([
+      { body, delaySeconds: Math.min(delay, MAX_DELAY_SECONDS) },
+    ]).catch((err) =>
+      logLine({ msg: "follow-up not queued", app: result.app, error: String(err) }),
+    );
+  }
   return result;
 }
 
 export default {
   async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
-    let app: ReturnType<typeof createHttpApp>;
-    try {
-      const ports = portsFor(env);
-      app = createHttpApp({
-        apps: ports.kube,
-        config: parseHttpConfig(env),
-        now: () => new Date(),
-        log: logLine,
-        redactor,
-        // Work after the response (Slack's 3-second limit) runs in waitUntil.
-        defer: (task) => ctx.waitUntil(task),
-        slackRespond: createSlackNotifier().slack,
-        async trigger(apps, reason) {
-          // One lookup per Git source (issue 14), handed to every run on it.
-          const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
-          // Webhook latency: reconcile the first few now (after the response), queue the rest.
-          const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
-          for (const a of inline) {
-            ctx.waitUntil(reconcileLogged(env, a, { source: hintFor(hints, a) }));
-          }
-          if (apps.length > inline.length) {
-            await enqueue(env, apps.slice(inline.length), hints, reason);
-          }
-        },
-      });
-    } catch (err) {
-      return Response.json(
-        { message: `configuration error: ${err instanceof Error ? err.message : String(err)}` },
-        { status: 500 },
-      );
-    }
+    // Every missing or invalid binding is named, at /healthz too, with 503 (issue 9).
+    const problems = configurationProblems(env);
+    if (problems.length > 0) return unavailable(new URL(request.url).pathname, problems);
+    const ports = portsFor(env);
+    const app = createHttpApp({
+      apps: ports.kube,
+      config: parseHttpConfig(env),
+      now: () => new Date(),
+      log: logLine,
+      redactor,
+      // Work after the response (Slack's 3-second limit) runs in waitUntil.
+      defer: (task) => ctx.waitUntil(task),
+      slackRespond: createSlackNotifier().slack,
+      async trigger(apps, reason) {
+        // One lookup per Git source (issue 14), handed to every run on it.
+        const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
+        // Webhook latency: reconcile the first few now (after the response), queue the rest.
+        const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
+        for (const a of inline) {
+          ctx.waitUntil(reconcileLogged(env, a, { source: hintFor(hints, a) }));
+        }
+        if (apps.length > inline.length) {
+          await enqueue(env, apps.slice(inline.length), hints, reason);
+        }
+      },
+    });
     return app.fetch(request);
   },
 

@@ -1,5 +1,6 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { appCrd, toStructural } from "./crd.ts";
 import { renderCrdYaml } from "./crd-yaml.ts";
 import { ONE_SOURCE } from "./schema.ts";
@@ -65,7 +66,7 @@ describe("validateSpec", () => {
       ok: true,
       value: {
         source: { git: { url: "https://h/o/r.git", ref: "HEAD", path: "." } },
-        destination: { cluster: "" },
+        destination: {},
         interval: "5m",
         syncPolicy: {
           automated: true,
@@ -94,7 +95,7 @@ describe("validateSpec", () => {
     ]);
   });
 
-  it("refuses intervals that overflow dates, and other clusters", () => {
+  it("refuses intervals that overflow dates, and a cluster that is not a Secret reference", () => {
     const r = validateSpec({
       source: { git: { url: "https://h/o/r.git" } },
       interval: "999999999999h",
@@ -104,7 +105,7 @@ describe("validateSpec", () => {
       {
         code: "InvalidSpec",
         path: "spec.destination.cluster",
-        message: 'only "" (the cluster plumb talks to) is supported',
+        message: 'must be "" (the cluster plumb talks to) or {secretRef: {name, key}}',
       },
       {
         code: "InvalidSpec",
@@ -112,6 +113,39 @@ describe("validateSpec", () => {
         message: "must be between 1s and 8760h (a year)",
       },
     ]);
+  });
+
+  it('reads destination.cluster "" as the App\'s own cluster, and a kubeconfig Secret', () => {
+    const base = { source: { git: { url: "https://h/o/r.git" } } };
+    const home = validateSpec({ ...base, destination: { cluster: "" } });
+    expect(home.ok && home.value.destination).toEqual({});
+    const remote = validateSpec({
+      ...base,
+      destination: { cluster: { secretRef: { name: "b" } } },
+    });
+    expect(remote.ok && remote.value.destination).toEqual({
+      cluster: { secretRef: { name: "b" } },
+    });
+    const bad = validateSpec({
+      ...base,
+      destination: { cluster: { secretRef: { name: "B!", key: "a/b" } } },
+    });
+    expect(bad.ok ? [] : bad.error.map((i) => i.path)).toEqual([
+      "spec.destination.cluster.secretRef.name",
+      "spec.destination.cluster.secretRef.key",
+    ]);
+  });
+
+  it.each(
+    readdirSync(new URL("../../infra/examples", import.meta.url)).filter((f) =>
+      f.startsWith("app-"),
+    ),
+  )("infra/examples/%s validates", (file) => {
+    const app = parse(
+      readFileSync(new URL(`../../infra/examples/${file}`, import.meta.url), "utf8"),
+    ) as { spec: unknown };
+    const r = validateSpec(app.spec);
+    expect(r.ok ? [] : r.error).toEqual([]);
   });
 
   it("refuses both or neither source", () => {

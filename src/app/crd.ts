@@ -66,6 +66,9 @@ export function toStructural(schema: unknown): unknown {
   return out;
 }
 
+/** JSONPath of a field of the Ready condition (kubectl evaluates the filter). */
+const READY = (field: string) => `.status.conditions[?(@.type=="Ready")]${field}`;
+
 function schemaOf(type: z.ZodType): Json {
   return toStructural(z.toJSONSchema(type, { io: "input", unrepresentable: "any" })) as Json;
 }
@@ -80,6 +83,18 @@ export function appCrd(): Json {
       message: ONE_SOURCE,
     },
   ];
+  // destination.cluster is "" or {secretRef}: a structural schema cannot type a union (and CEL
+  // cannot check an untyped field), so the API server keeps the field as written and plumb's
+  // validation (zod) refuses a wrong shape with a Stalled InvalidSpec naming the field.
+  const destination = (spec["properties"] as Json)["destination"] as Json;
+  // zod leaves the default out of the JSON Schema of an object holding a preprocessed field;
+  // the API server must default it as validateSpec does.
+  destination["default"] = {};
+  const cluster = (destination["properties"] as Json)["cluster"] as Json;
+  (destination["properties"] as Json)["cluster"] = {
+    description: cluster["description"],
+    "x-kubernetes-preserve-unknown-fields": true,
+  };
   const status = schemaOf(AppStatus);
   (status["properties"] as Json)["conditions"] = {
     ...((status["properties"] as Json)["conditions"] as Json),
@@ -107,11 +122,16 @@ export function appCrd(): Json {
           served: true,
           storage: true,
           subresources: { status: {} },
+          // kubectl get apps: whether the App is Ready and why not (a failing App must not
+          // look fine, issue 9); -o wide adds the Ready condition's message.
           additionalPrinterColumns: [
+            { name: "Ready", type: "string", jsonPath: READY(".status") },
+            { name: "Reason", type: "string", jsonPath: READY(".reason") },
             { name: "Sync", type: "string", jsonPath: ".status.syncStatus" },
             { name: "Health", type: "string", jsonPath: ".status.healthStatus" },
-            { name: "Revision", type: "string", jsonPath: ".status.revision" },
+            { name: "Revision", type: "string", jsonPath: ".status.shortRevision" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+            { name: "Message", type: "string", jsonPath: READY(".message"), priority: 1 },
             // What the scheduled tick reads from the compact (Table) list: `-o wide` only.
             ...ROW_COLUMNS.map((c) => ({ ...c, priority: 1 })),
           ],

@@ -21,6 +21,10 @@ export interface AppRow {
   failures?: number;
   /** status.lastReconciledAt: when a run last wrote status (RFC 3339). */
   lastReconciledAt?: string;
+  /** status.nextSyncWindow: a sync window held a sync back and opens then (issue 15). */
+  nextSyncWindow?: string;
+  /** status.redeliverAt: undelivered notifications are retried then (issue 11). */
+  redeliverAt?: string;
   /** status.healthStatus, and for the lines of Apps a tick leaves alone, syncStatus and revision. */
   healthStatus?: string;
   syncStatus?: string;
@@ -90,6 +94,18 @@ export const ROW_COLUMNS = [
     description: "When a run last wrote status.",
   },
   {
+    name: "Next Sync Window",
+    type: "string",
+    jsonPath: ".status.nextSyncWindow",
+    description: "When a sync window that holds automated sync back opens.",
+  },
+  {
+    name: "Redeliver At",
+    type: "string",
+    jsonPath: ".status.redeliverAt",
+    description: "When undelivered notifications are retried.",
+  },
+  {
     name: "Deleting",
     type: "string",
     jsonPath: ".metadata.deletionTimestamp",
@@ -118,6 +134,8 @@ export function appRow(app: App): AppRow {
   if (typeof spec.interval === "string") row.interval = spec.interval;
   if (s?.failures !== undefined) row.failures = s.failures;
   if (s?.lastReconciledAt) row.lastReconciledAt = s.lastReconciledAt;
+  if (s?.nextSyncWindow) row.nextSyncWindow = s.nextSyncWindow;
+  if (s?.redeliverAt) row.redeliverAt = s.redeliverAt;
   if (s?.healthStatus) row.healthStatus = s.healthStatus;
   if (s?.syncStatus) row.syncStatus = s.syncStatus;
   if (s?.revision) row.revision = s.revision;
@@ -163,6 +181,8 @@ export function rowFromCells(
   set("interval", text("Interval"));
   set("failures", int("Failures"));
   set("lastReconciledAt", text("Last Reconciled"));
+  set("nextSyncWindow", text("Next Sync Window"));
+  set("redeliverAt", text("Redeliver At"));
   set("healthStatus", text(DEFAULT_COLUMNS.health));
   set("syncStatus", text(DEFAULT_COLUMNS.sync));
   set("revision", text(DEFAULT_COLUMNS.revision));

@@ -2,6 +2,7 @@
 // runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
 import { z } from "zod";
 import { AppSource } from "./app-source.ts";
+import { cronIssue, timeZoneIssue } from "./cron.ts";
 import { parseDuration } from "./duration.ts";
 
 /** Longest spec.interval accepted (a year): beyond it dates overflow. */
@@ -201,6 +202,36 @@ export const Source = z
   })
   .describe("Where the desired state comes from: exactly one of git, image, app or chart.");
 
+/** Secret keys a kubeconfig is looked up under when secretRef.key is not given (Flux's order). */
+export const KUBECONFIG_KEYS = ["value", "value.yaml"] as const;
+
+/** A Secret key: what Kubernetes allows in a Secret's data. */
+const SECRET_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export const KubeconfigSecretRef = z
+  .object({
+    name: secretName,
+    key: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(SECRET_KEY)
+      .optional()
+      .describe('Key holding the kubeconfig; when absent, "value", then "value.yaml" (Flux).'),
+  })
+  .describe("A Secret in the App's namespace holding a kubeconfig for the destination cluster.");
+
+const CLUSTER_SHAPE = 'must be "" (the cluster plumb talks to) or {secretRef: {name, key}}';
+
+export const RemoteCluster = z
+  .object(
+    { secretRef: KubeconfigSecretRef },
+    { error: (issue) => (issue.code === "invalid_type" ? CLUSTER_SHAPE : undefined) },
+  )
+  .describe(
+    "Another cluster, reached with the kubeconfig in a Secret: its server, CA and bearer token (or, on Node, client certificate). Exec plugins, auth providers, file paths and insecure-skip-tls-verify are refused.",
+  );
+
 export const Destination = z
   .object({
     namespace: z
@@ -210,10 +241,10 @@ export const Destination = z
       .optional()
       .describe("Namespace for namespaced objects without one. Defaults to the App's namespace."),
     cluster: z
-      .string()
-      .max(0, 'only "" (the cluster plumb talks to) is supported')
-      .default("")
-      .describe('Target cluster; "" is the cluster plumb talks to (the only one supported).'),
+      .preprocess((v) => (v === "" ? undefined : v), RemoteCluster.optional())
+      .describe(
+        'Target cluster: absent or "" for the cluster plumb talks to (where the App lives); {secretRef: {name, key}} for another cluster. The App, its status, Events and Lease stay where the App lives.',
+      ),
   })
   .describe("Where the rendered objects go.");
 
@@ -245,6 +276,58 @@ export const SyncPolicy = z
       ),
   })
   .describe("When and how plumb applies.");
+
+/** How many sync windows an App may have. */
+export const MAX_SYNC_WINDOWS = 50;
+
+export const SYNC_WINDOW_KINDS = ["allow", "deny"] as const;
+
+export const SyncWindow = z
+  .object({
+    kind: z
+      .enum(SYNC_WINDOW_KINDS)
+      .describe(
+        "allow: automated syncs happen only inside an allow window (when any exists). deny: no automated sync while the window is open; a deny window wins over an allow window.",
+      ),
+    schedule: z
+      .string()
+      .min(1)
+      .max(256)
+      .describe(
+        'When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week, e.g. "0 22 * * 1-5") or @hourly, @daily, @weekly, @monthly, @yearly, in timeZone.',
+      ),
+    duration: z
+      .string()
+      .regex(DURATION, "must be a duration such as 30m, 1h or 8h30m")
+      .refine((d) => {
+        if (!DURATION.test(d)) return true;
+        const ms = parseDuration(d);
+        return ms >= 60_000 && ms <= MAX_INTERVAL_MS;
+      }, "must be between 1m and 8760h (a year)")
+      .describe("How long the window stays open from each time the schedule fires (e.g. 8h)."),
+    timeZone: z
+      .string()
+      .min(1)
+      .max(64)
+      .default("UTC")
+      .describe("IANA time zone of the schedule (e.g. Europe/Berlin); DST is followed."),
+    manualSync: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Let operations (Sync, Deploy, Rollback, Approve from the HTTP API, the CLI or kubectl) through while this window blocks automated sync.",
+      ),
+    description: z.string().max(255).optional().describe("Why the window exists (e.g. a ticket)."),
+  })
+  .superRefine((w, ctx) => {
+    const zone = timeZoneIssue(w.timeZone);
+    if (zone) ctx.addIssue({ code: "custom", path: ["timeZone"], message: zone });
+    const issue = zone ? undefined : cronIssue(w.schedule, w.timeZone);
+    if (issue) ctx.addIssue({ code: "custom", path: ["schedule"], message: issue });
+  })
+  .describe(
+    "A time window that allows or denies automated sync (Argo CD's sync windows). Outside a window, status shows OutOfSync and nextSyncWindow.",
+  );
 
 export const OPERATION_TYPES = [
   "Sync",
@@ -280,6 +363,19 @@ export const NOTIFY_EVENTS = [
   "DriftCorrected",
 ] as const;
 
+/** What each event of spec.notifications.slack.on means (the CRD's description, README). */
+export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], string> = {
+  Synced:
+    "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
+  Failed:
+    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason or message changes",
+  Degraded: "health became Degraded",
+  Recovered:
+    "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
+  Held: "a new revision is held for approval (status.heldRevision)",
+  DriftCorrected: "selfHeal re-applied drifted or deleted objects",
+};
+
 export const Notifications = z
   .object({
     slack: z
@@ -289,7 +385,9 @@ export const Notifications = z
         on: z
           .array(z.enum(NOTIFY_EVENTS))
           .default([...NOTIFY_EVENTS])
-          .describe("Transitions to announce."),
+          .describe(
+            `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
+          ),
       })
       .optional(),
   })
@@ -298,7 +396,7 @@ export const Notifications = z
 export const AppSpec = z
   .object({
     source: Source,
-    destination: Destination.default({ cluster: "" }),
+    destination: Destination.default({}),
     interval: z
       .string()
       .regex(DURATION, "must be a duration such as 30s, 5m or 1h")
@@ -325,6 +423,13 @@ export const AppSpec = z
       ),
     operation: Operation.optional(),
     notifications: Notifications.optional(),
+    syncWindows: z
+      .array(SyncWindow)
+      .max(MAX_SYNC_WINDOWS)
+      .optional()
+      .describe(
+        "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
   })
   .describe("Desired state of an App.");
 
@@ -376,6 +481,12 @@ export const FieldChange = z.object({
   manager: z.string().optional().describe("Field manager that owns the live value."),
 });
 
+/** A remote cluster the inventory has objects on, and the Secret that reaches it. */
+export const ClusterRecord = z.object({
+  server: z.string().describe("API server URL, as the kubeconfig names it."),
+  secretRef: KubeconfigSecretRef,
+});
+
 export const ResourceStatus = ObjectRef.extend({
   status: z.enum(RESOURCE_STATUSES),
   health: z.enum(HEALTH_STATUSES).optional(),
@@ -406,6 +517,12 @@ export const InventoryEntry = ObjectRef.extend({
     .describe(
       "A Job that finished and was removed by its ttlSecondsAfterFinished: done (Synced, not recreated) until its rendered form changes.",
     ),
+  cluster: z
+    .string()
+    .optional()
+    .describe(
+      "The API server URL of the cluster the object is on; absent for the cluster the App lives in (issue 15).",
+    ),
 });
 
 export const OperationState = z.object({
@@ -425,6 +542,45 @@ export const RevisionRecord = z.object({
   deployedAt: z.string(),
 });
 
+/** Problems that a later healthy run announces as Recovered. */
+export const ALERT_EVENTS = ["Failed", "Degraded"] as const;
+
+export const OpenAlert = z
+  .object({
+    event: z.enum(ALERT_EVENTS).describe("The last problem announced: Failed or Degraded."),
+    message: z.string().describe("What was announced."),
+    since: z.string().describe("RFC 3339 time of the first problem since the App was healthy."),
+  })
+  .describe(
+    "A Failed or Degraded that has not recovered yet; the first run that finds the App healthy announces Recovered and clears it.",
+  );
+
+export const DriftCorrection = z
+  .object({
+    at: z.string().describe("RFC 3339 time of the correction."),
+    count: z.number().int().describe("Objects re-applied."),
+    objects: z
+      .array(z.string())
+      .max(10)
+      .describe(
+        'What was re-applied and who had changed it, e.g. "Deployment team-a/web: spec.replicas by kubectl"; the first 10.',
+      ),
+  })
+  .describe("The last selfHeal correction: drifted or deleted objects plumb re-applied.");
+
+export const PendingNotification = z
+  .object({
+    event: z.enum(NOTIFY_EVENTS),
+    message: z.string(),
+    at: z.string().describe("RFC 3339 time of the transition it announces."),
+    attempts: z.number().int().describe("Deliveries tried so far."),
+    revision: z
+      .string()
+      .optional()
+      .describe("Held: the revision held (the buttons are sent only while it is still held)."),
+  })
+  .describe("A Slack notification whose delivery failed, retried on later runs for 1 hour.");
+
 export const AppStatus = z
   .object({
     observedGeneration: z.number().int().optional(),
@@ -436,6 +592,12 @@ export const AppStatus = z
       .optional()
       .describe(
         "Revision last applied: a commit SHA or an image digest (Flux: status.lastAppliedRevision).",
+      ),
+    shortRevision: z
+      .string()
+      .optional()
+      .describe(
+        "status.revision as plumb shows it (7 hex characters of a commit; accepted back wherever a revision is asked for): the Revision column of kubectl get apps.",
       ),
     observedRevision: z
       .string()
@@ -469,13 +631,26 @@ export const AppStatus = z
     previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
     objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
     observedObjectHash: z.string().optional(),
-    inventory: z.array(InventoryEntry).optional().describe("Objects this App applied and owns."),
+    inventory: z
+      .array(InventoryEntry)
+      .optional()
+      .describe("Objects this App applied and owns, with the cluster each is on."),
+    clusters: z
+      .array(ClusterRecord)
+      .optional()
+      .describe(
+        "The other clusters the inventory has objects on, with the kubeconfig Secret that reaches each (to prune there after a destination change or on deletion).",
+      ),
     resources: z.array(ResourceStatus).optional(),
     drift: z.array(DriftEntry).optional(),
     url: z.string().optional(),
     operationState: OperationState.optional(),
     conditions: z.array(Condition).optional(),
     lastSyncedAt: z.string().optional(),
+    nextSyncWindow: z
+      .string()
+      .optional()
+      .describe("While a sync window holds automated sync back: when it may next run (RFC 3339)."),
     lastReconciledAt: z
       .string()
       .optional()
@@ -488,7 +663,22 @@ export const AppStatus = z
       .describe(
         "No longer written: the schedule is derived from the App's uid, its interval and the clock (the HTTP API's nextReconcileAt gives the next run).",
       ),
+    redeliverAt: z
+      .string()
+      .optional()
+      .describe(
+        "While Slack notifications wait in pendingNotifications: when a run retries them (RFC 3339; a scheduled tick runs the App then).",
+      ),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
+    openAlert: OpenAlert.optional(),
+    lastDriftCorrection: DriftCorrection.optional(),
+    pendingNotifications: z
+      .array(PendingNotification)
+      .max(10)
+      .optional()
+      .describe(
+        "Slack notifications not delivered yet (at most 10, oldest dropped first): each is sent once on a later run, for up to 1 hour after its transition.",
+      ),
   })
   .describe("Observed state, written by plumb.");
 
@@ -496,6 +686,8 @@ export type AppSpec = z.output<typeof AppSpec>;
 export type AppSpecInput = z.input<typeof AppSpec>;
 export type AppStatus = z.output<typeof AppStatus>;
 export type ObjectRef = z.output<typeof ObjectRef>;
+export type ClusterRecord = z.output<typeof ClusterRecord>;
+export type KubeconfigSecretRef = z.output<typeof KubeconfigSecretRef>;
 export type Condition = z.output<typeof Condition>;
 export type ResourceStatus = z.output<typeof ResourceStatus>;
 export type DriftEntry = z.output<typeof DriftEntry>;
@@ -509,9 +701,13 @@ export type ImageSource = z.output<typeof ImageSource>;
 export type ChartSource = z.output<typeof ChartSource>;
 export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
+export type SyncWindow = z.output<typeof SyncWindow>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export type OpenAlert = z.output<typeof OpenAlert>;
+export type PendingNotification = z.output<typeof PendingNotification>;
+export type DriftCorrection = z.output<typeof DriftCorrection>;
 
 /** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
 export interface App {

@@ -14,6 +14,12 @@ export const ANNOTATION_PRUNE = "plumb.dev/prune";
  * immutable field (Argo CD's Replace=true sync option, Flux's force; issue 10).
  */
 export const ANNOTATION_RECREATE = "plumb.dev/recreate";
+/**
+ * Annotation on an App: "true" lets plumb give up the objects on a cluster it cannot reach
+ * (a former or the current destination, on deletion too) instead of retrying forever: they are
+ * dropped from the inventory, left where they are, and an Orphaned Event says so (issue 15).
+ */
+export const ORPHAN_UNREACHABLE = "plumb.dev/orphan-unreachable";
 /** Annotation on a Namespace or CRD: "false" never prunes it. */
 export const MANAGED_BY_VALUE = "plumb";
 

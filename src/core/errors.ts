@@ -43,6 +43,22 @@ export class SourceError extends Error {
 }
 
 /**
+ * A remote destination (spec.destination.cluster, issue 15) cannot be used. "invalid": its
+ * kubeconfig is malformed or asks for what plumb refuses (exec plugins, auth providers, local
+ * files, insecure TLS, what the runtime cannot do); "unreachable": the cluster gave no usable
+ * answer (connection refused, TLS failure, timeout, 401, 403, 5xx). The message names the
+ * field or the cause, never a credential.
+ */
+export class DestinationError extends Error {
+  readonly kind: "invalid" | "unreachable";
+  constructor(kind: "invalid" | "unreachable", message: string) {
+    super(message);
+    this.name = "DestinationError";
+    this.kind = kind;
+  }
+}
+
+/**
  * True for HTTP statuses worth retrying: 408, 429 and 5xx (client-go's retry rules and the Git
  * and registry clients' transient failures).
  */

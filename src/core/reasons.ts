@@ -16,6 +16,16 @@ export const FailureReason = {
   PruneFailed: "PruneFailed",
   /** A host an Ingress of the App would serve is served by another Ingress: nothing applied. */
   HostConflict: "HostConflict",
+  /**
+   * The destination cluster's kubeconfig Secret is missing, malformed or refused (exec
+   * plugins, auth providers, files, insecure TLS): nothing runs (issue 15).
+   */
+  DestinationInvalid: "DestinationInvalid",
+  /**
+   * The destination cluster (or a former one still holding objects) does not answer: connection
+   * refused, TLS failure, timeout, 401/403. Nothing is applied or pruned; retried with backoff.
+   */
+  DestinationUnreachable: "DestinationUnreachable",
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -31,6 +41,8 @@ export const ConditionReason = {
   /** Ready=False: an object is unhealthy or absent. */
   Degraded: "Degraded",
   Missing: "Missing",
+  /** Ready=True, OutOfSync: a sync window holds the change back (the message names it). */
+  OutsideSyncWindow: "OutsideSyncWindow",
   /** Reconciling=False and Stalled=False after a run that did not fail. */
   Reconciled: "Reconciled",
   /** Stalled=False after a failure that the schedule retries. */
@@ -69,6 +81,8 @@ export const EventReason = {
   Adopted: "Adopted",
   /** DNS records of the App's domains were created, updated or deleted. */
   DNSUpdated: "DNSUpdated",
+  /** Objects left on an unreachable cluster, dropped from the inventory (plumb.dev/orphan-unreachable). */
+  Orphaned: "Orphaned",
 } as const;
 export type EventReason =
   | (typeof EventReason)[keyof typeof EventReason]
@@ -92,6 +106,8 @@ export const GateReason = {
   ApplyStalled: "ApplyStalled",
   Frozen: "Frozen",
   ManualSync: "ManualSync",
+  /** spec.syncWindows block automated sync now (issue 15). */
+  OutsideSyncWindow: "OutsideSyncWindow",
   UpToDate: "UpToDate",
   OperationRefused: "OperationRefused",
 } as const;

@@ -1,8 +1,8 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import { type App, appRow, type Operation } from "../app/index.ts";
-import { nameOf } from "../core/index.ts";
+import { type App, appRow, type Condition, type Operation, SyncWindow } from "../app/index.ts";
+import { nameOf, shortRevision } from "../core/index.ts";
 import { nextRunAt, operationFinished } from "../plan/index.ts";
 
 function record(v: unknown): Record<string, unknown> | undefined {
@@ -59,6 +59,17 @@ function withoutCredentials(location: string): string {
   }
 }
 
+/**
+ * `spec.syncWindows` when every window validates, else undefined (the reconcile reports an
+ * invalid spec; the HTTP API then leaves the decision to it).
+ */
+export function syncWindowsOf(app: App): SyncWindow[] | undefined {
+  const raw = record(app.spec)?.["syncWindows"];
+  if (!Array.isArray(raw)) return undefined;
+  const parsed = raw.map((w) => SyncWindow.safeParse(w));
+  return parsed.every((p) => p.success) ? parsed.map((p) => p.data!) : undefined;
+}
+
 /** Whether `spec.freeze` is true. */
 export function isFrozen(app: App): boolean {
   return record(app.spec)?.["freeze"] === true;
@@ -90,11 +101,12 @@ export function nextRunOf(app: App, now: Date): string {
 }
 
 /**
- * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
- * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
- * nextReconcileAt (derived: nextRunOf), resources, drift}` — for a Held App, `resources` is the
- * approval preview (what will be created, changed field by field, pruned). Absent scalars are
- * null, lists [].
+ * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, ready
+ * ({status, reason, message} of the Ready condition, as kubectl get apps -o wide shows it),
+ * revision, shortRevision, observedRevision, heldRevision, previousRevisions, operationState,
+ * conditions, lastSyncedAt, nextReconcileAt (derived: nextRunOf), nextSyncWindow, resources,
+ * drift}` — for a Held App, `resources` is the approval preview (what will be created, changed
+ * field by field, pruned). Absent scalars are null, lists [].
  */
 export function summarize(app: App, now: Date = new Date()) {
   const s = app.status ?? {};
@@ -104,7 +116,10 @@ export function summarize(app: App, now: Date = new Date()) {
     syncStatus: s.syncStatus ?? null,
     healthStatus: s.healthStatus ?? null,
     healthReason: s.healthReason ?? null,
+    // The Ready condition, as `kubectl get apps` shows it (-o wide: the message): issue 9.
+    ready: readyOf(s.conditions),
     revision: s.revision ?? null,
+    shortRevision: s.revision ? shortRevision(s.revision) : null,
     observedRevision: s.observedRevision ?? null,
     heldRevision: s.heldRevision ?? null,
     previousRevisions: s.previousRevisions ?? [],
@@ -112,10 +127,19 @@ export function summarize(app: App, now: Date = new Date()) {
     conditions: s.conditions ?? [],
     lastSyncedAt: s.lastSyncedAt ?? null,
     nextReconcileAt: nextRunOf(app, now),
+    nextSyncWindow: s.nextSyncWindow ?? null,
     // What approving would create, change (which fields) and prune, and what drifted.
     resources: s.resources ?? [],
     drift: s.drift ?? [],
   };
+}
+
+/** `{status, reason, message}` of the Ready condition, or null before the first run. */
+function readyOf(
+  conditions: readonly Condition[] | undefined,
+): { status: Condition["status"]; reason: string; message: string } | null {
+  const ready = conditions?.find((c) => c.type === "Ready");
+  return ready ? { status: ready.status, reason: ready.reason, message: ready.message } : null;
 }
 
 /** The JSON shape of {@link summarize}. */

@@ -1,23 +1,43 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { KubeApiError } from "../core/index.ts";
 import { createKubePort } from "./adapter.ts";
 import { DiscoveryCache } from "./discovery.ts";
-import type { KubeTransport } from "./transport.ts";
+import { createNodeTransport } from "./node-transport.ts";
+import { type KubeTransport, KubeTransportError } from "./transport.ts";
 
-const unreachable: KubeTransport = async () => {
-  throw Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
-};
+/** A node:http transport to a port nobody listens on. */
+async function unreachable(): Promise<{ transport: KubeTransport; port: number }> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  const access = {
+    context: "t",
+    namespace: undefined,
+    server: `http://127.0.0.1:${port}`,
+    tls: { insecureSkipVerify: false },
+    auth: { kind: "none" as const },
+  };
+  return { transport: createNodeTransport({ access, source: "t", files: [] }), port };
+}
 
 describe("createKubePort", () => {
-  it("turns an unreachable API server into a 503 KubeApiError", async () => {
-    const kube = createKubePort(unreachable, { discovery: new DiscoveryCache() });
+  it("turns an unreachable API server into a 503 KubeApiError naming the request and the cause", async () => {
+    const { transport, port } = await unreachable();
+    const kube = createKubePort(transport, { discovery: new DiscoveryCache() });
     const err = await kube.getApp("a", "b").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(KubeApiError);
     expect(err).toMatchObject({
       status: 503,
-      message: "kubernetes API unreachable (ECONNREFUSED)",
+      reason: "ServiceUnavailable",
+      message: `GET /apis/plumb.dev/v1alpha1/namespaces/a/apps/b: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
     });
-    await expect(kube.resourceFor("apps/v1", "Deployment")).rejects.toMatchObject({ status: 503 });
+    await expect(kube.resourceFor("apps/v1", "Deployment")).rejects.toMatchObject({
+      status: 503,
+      message: `GET /apis/apps/v1: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
+    });
     expect(kube.requestCounts()).toEqual({
       get: 2,
       list: 0,
@@ -120,5 +140,32 @@ describe("createKubePort", () => {
     await expect(kube.listAppRows(undefined, 10)).rejects.toThrow(
       "the App list has no Namespace column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)",
     );
+  });
+
+  it("maps a timeout to 504 Timeout and says how many attempts an error answer took", async () => {
+    const slow: KubeTransport = async (method, path) => {
+      throw new KubeTransportError(method, path, "timeout", "no answer within 15000 ms (timeout)", {
+        sent: true,
+      });
+    };
+    await expect(
+      createKubePort(slow, { discovery: new DiscoveryCache() }).getSecret("a", "s"),
+    ).rejects.toMatchObject({
+      status: 504,
+      reason: "Timeout",
+      message: "GET /api/v1/namespaces/a/secrets/s: no answer within 15000 ms (timeout)",
+    });
+    const busy: KubeTransport = async () => ({
+      status: 429,
+      body: { kind: "Status", reason: "TooManyRequests", message: "storage is (re)initializing" },
+      attempts: 11,
+    });
+    await expect(
+      createKubePort(busy, { discovery: new DiscoveryCache() }).listApps(),
+    ).rejects.toMatchObject({
+      status: 429,
+      message:
+        "GET /apis/plumb.dev/v1alpha1/apps: storage is (re)initializing (HTTP 429 after 11 attempts)",
+    });
   });
 });

@@ -6,7 +6,7 @@ import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { readCapabilities } from "./capabilities.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
-import { enc, toError } from "./request.ts";
+import { enc, toError, unanswered } from "./request.ts";
 import type { KubeRequest, KubeResponse, KubeTransport } from "./transport.ts";
 
 const APPS = `/apis/${GROUP}/${VERSION}`;
@@ -70,13 +70,7 @@ export function createKubePort(
     try {
       return await transport(method, path, request);
     } catch (err) {
-      // The API server could not be reached at all: a 503 the callers already handle.
-      const cause = (err as { cause?: { code?: string } }).cause?.code;
-      throw new KubeApiError(
-        503,
-        "ServiceUnavailable",
-        `kubernetes API unreachable${cause ? ` (${cause})` : ""}`,
-      );
+      throw unanswered(err);
     }
   }
   async function ok(

@@ -3,6 +3,7 @@
 
 import { KubeApiError } from "../core/index.ts";
 import type { ResourceInfo } from "../reconcile/ports.ts";
+import { unanswered } from "./request.ts";
 import type { KubeTransport } from "./transport.ts";
 
 interface Entry {
@@ -44,8 +45,8 @@ export async function discover(
     if (hit) return hit;
   }
   countGet();
-  const res = await transport("GET", groupVersionPath(apiVersion)).catch(() => {
-    throw new KubeApiError(503, "ServiceUnavailable", "kubernetes API unreachable (discovery)");
+  const res = await transport("GET", groupVersionPath(apiVersion)).catch((err: unknown) => {
+    throw unanswered(err);
   });
   if (res.status === 404) {
     cache.entries.set(apiVersion, { at: now, kinds: new Map() });
@@ -55,7 +56,9 @@ export async function discover(
     throw new KubeApiError(
       res.status,
       "DiscoveryFailed",
-      `discovery of ${apiVersion} failed: HTTP ${res.status}`,
+      `discovery of ${apiVersion} failed: GET ${groupVersionPath(apiVersion)}: HTTP ${res.status}${
+        res.attempts && res.attempts > 1 ? ` after ${res.attempts} attempts` : ""
+      }`,
     );
   }
   const list = res.body as {

@@ -28,8 +28,11 @@ export function createLeases(
         acquireTime: at,
         renewTime: at,
       };
-      // Create first: one request when no run holds the Lease (the common case).
+      // Create first: one request when no run holds the Lease (the common case). Safe to send
+      // again when an answer is lost: the 409 that follows is read below, and the Lease holds
+      // our own holderIdentity, so it is taken.
       const created = await call("create", "POST", leasePath(namespace), {
+        idempotent: true,
         body: {
           apiVersion: "coordination.k8s.io/v1",
           kind: "Lease",

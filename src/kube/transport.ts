@@ -1,21 +1,15 @@
-// The HTTP transport to the API server, built on @kubernetes/client-node's configuration:
-// on Node the library's own transport (kubeconfig, client certificates, CA); in workerd a
-// transport on the global fetch with a bearer token (the library's default, undici, fails there).
-import {
-  type Configuration,
-  createConfiguration,
-  type HttpMethod,
-  KubeConfig,
-  type RequestContext,
-  ResponseContext,
-  ServerConfiguration,
-  wrapHttpLibrary,
-} from "@kubernetes/client-node";
+// The transport to the API server: one HTTP request in, status and parsed body out. Made by
+// node-transport.ts (Node: kubeconfig, client certificates, CA) or fetch-transport.ts (workerd:
+// the global fetch and a bearer token); retry.ts wraps either with client-go's retry rules.
 
 export interface KubeResponse {
   status: number;
-  /** Parsed JSON body, or the text when it is not JSON. */
+  /** Parsed JSON body, or the text when it is not JSON (undefined when empty). */
   body: unknown;
+  /** Response headers, names lower-cased (Retry-After is what the retry layer reads). */
+  headers?: Record<string, string>;
+  /** Requests sent for this answer when the retry layer sent more than one. */
+  attempts?: number;
 }
 
 export interface KubeRequest {
@@ -24,9 +18,23 @@ export interface KubeRequest {
   contentType?: string;
   /** Accept header; application/json unless given (e.g. the Table form kubectl asks for). */
   accept?: string;
+  /**
+   * The caller handles a repeat of this request itself (e.g. a create of a fixed name whose
+   * 409 AlreadyExists it reads as "mine, from an attempt whose answer was lost"): the retry
+   * layer may then resend it like an idempotent request.
+   */
+  idempotent?: boolean;
+  /**
+   * This attempt's deadline, ms: a request with no answer by then fails with a
+   * KubeTransportError of kind "timeout" (set by the retry layer; none when absent).
+   */
+  timeoutMs?: number;
 }
 
-/** One request to the API server. `path` starts with "/api" or "/apis". Never throws on HTTP status. */
+/**
+ * One request to the API server. `path` starts with "/api" or "/apis". Resolves for every HTTP
+ * status; rejects with KubeTransportError when no HTTP answer came (refused, reset, TLS, timeout).
+ */
 export type KubeTransport = (
   method: string,
   path: string,
@@ -34,106 +42,63 @@ export type KubeTransport = (
 ) => Promise<KubeResponse>;
 
 /**
- * A transport over a client-node Configuration (auth methods, server, httpApi).
- * Request bodies are JSON; the content type defaults to application/json.
+ * Why no HTTP answer came: "connect" (never reached the server: refused, DNS), "tls" (the
+ * server's certificate was refused, or it does not speak TLS: sending again will not help),
+ * "reset" (the connection broke after the request was sent), "timeout" (no answer in time),
+ * "config" (the credentials could not be read or made).
  */
-export function transportFromConfiguration(config: Configuration): KubeTransport {
-  return async (method, path, request = {}) => {
-    const ctx = config.baseServer.makeRequestContext(path, method as HttpMethod);
-    ctx.setHeaderParam("Accept", request.accept ?? "application/json");
-    for (const [k, v] of Object.entries(request.query ?? {})) ctx.setQueryParam(k, v);
-    if (request.body !== undefined) {
-      ctx.setHeaderParam("Content-Type", request.contentType ?? "application/json");
-      ctx.setBody(JSON.stringify(request.body));
-    }
-    const auth = config.authMethods.default ?? config.authMethods.BearerToken;
-    await auth?.applySecurityAuthentication(ctx);
-    const response = await config.httpApi.send(ctx).toPromise();
-    const text = await response.body.text();
-    let body: unknown = text;
-    try {
-      body = text === "" ? undefined : JSON.parse(text);
-    } catch {
-      // not JSON (e.g. a proxy's HTML error page): keep the text
-    }
-    return { status: response.httpStatusCode, body };
-  };
-}
-
-/** Node: the configuration of a kubeconfig file (or the default loading rules when undefined). */
-export function configurationFromKubeConfig(kubeconfigPath?: string): Configuration {
-  const kc = new KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else kc.loadFromDefault();
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error("kubeconfig has no current cluster");
-  // KubeConfig builds a new TLS agent on every request (a handshake each time); keep the
-  // first one, whose CA and client certificate do not change, and let it pool connections.
-  // Headers (tokens, exec-plugin credentials) are still applied per request.
-  let dispatcher: ReturnType<RequestContext["getDispatcher"]>;
-  const auth = {
-    getName: () => "kubeconfig",
-    async applySecurityAuthentication(ctx: RequestContext) {
-      await kc.applySecurityAuthentication(ctx);
-      dispatcher ??= ctx.getDispatcher();
-      if (dispatcher) ctx.setDispatcher(dispatcher);
-    },
-  };
-  return createConfiguration({
-    baseServer: new ServerConfiguration(cluster.server, {}),
-    authMethods: { default: auth },
-  });
-}
+export type TransportFailure = "connect" | "tls" | "reset" | "timeout" | "config";
 
 /**
- * Workers (and any runtime with a standard fetch): bearer-token auth and the global fetch.
- * The server's certificate must be publicly trusted: fetch in workerd does not take a CA.
+ * A request that got no HTTP answer. The message names the request (method and path, never
+ * the body) and the cause as the runtime reported it, e.g.
+ * `GET /api/v1/namespaces/a/secrets/b: TLS: the server's certificate is not signed by a trusted
+ * CA (UNABLE_TO_VERIFY_LEAF_SIGNATURE)`.
  */
-export function configurationFromToken(
-  server: string,
-  token: string,
-  fetchImpl: typeof fetch = fetch,
-): Configuration {
-  const httpApi = wrapHttpLibrary({
-    async send(request: RequestContext): Promise<ResponseContext> {
-      const resp = await fetchImpl(request.getUrl(), {
-        method: request.getHttpMethod().toString(),
-        headers: request.getHeaders(),
-        body: (request.getBody() as string | undefined) ?? null,
-      });
-      const headers: Record<string, string> = {};
-      resp.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      const text = await resp.text();
-      return new ResponseContext(resp.status, headers, {
-        text: async () => text,
-        binary: async () => new TextEncoder().encode(text) as unknown as Buffer,
-        stream: () => null,
-      });
-    },
-  });
-  return createConfiguration({
-    baseServer: new ServerConfiguration(server.replace(/\/+$/, ""), {}),
-    authMethods: {
-      default: {
-        getName: () => "BearerToken",
-        applySecurityAuthentication: (ctx: RequestContext) => {
-          ctx.setHeaderParam("Authorization", `Bearer ${token}`);
-        },
-      },
-    },
-    httpApi,
-  });
+export class KubeTransportError extends Error {
+  readonly method: string;
+  readonly path: string;
+  readonly kind: TransportFailure;
+  /** The cause alone, without the request ("connection reset (ECONNRESET)"). */
+  readonly detail: string;
+  /** The runtime's error code (ECONNRESET, CERT_HAS_EXPIRED…), when it gave one. */
+  readonly code: string | undefined;
+  /**
+   * False when the request cannot have reached the server (the connection or TLS handshake
+   * failed before any byte was written): even a create is then safe to send again.
+   */
+  readonly sent: boolean;
+  constructor(
+    method: string,
+    path: string,
+    kind: TransportFailure,
+    cause: string,
+    options: { code?: string | undefined; sent: boolean },
+  ) {
+    super(`${method} ${path}: ${cause}`);
+    this.name = "KubeTransportError";
+    this.method = method;
+    this.path = path;
+    this.kind = kind;
+    this.detail = cause;
+    this.code = options.code;
+    this.sent = options.sent;
+  }
 }
 
-/**
- * Node: the namespace of the kubeconfig's current context (kubectl's default namespace), or
- * "default" when the context names none.
- */
-export function kubeconfigNamespace(kubeconfigPath?: string): string {
-  const kc = new KubeConfig();
-  if (kubeconfigPath) kc.loadFromFile(kubeconfigPath);
-  else kc.loadFromDefault();
-  return kc.getContextObject(kc.getCurrentContext())?.namespace || "default";
+/** The body of a response: JSON when it parses, else the text, undefined when empty. */
+export function parseBody(text: string): unknown {
+  if (text === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // not JSON (e.g. a proxy's HTML error page): keep the text
+  }
+}
+
+/** `path` with `query` appended (values percent-encoded). */
+export function withQuery(path: string, query: Record<string, string> | undefined): string {
+  const entries = Object.entries(query ?? {});
+  if (entries.length === 0) return path;
+  return `${path}?${new URLSearchParams(entries).toString()}`;
 }

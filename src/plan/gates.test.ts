@@ -6,6 +6,7 @@ const R1 = "1".repeat(40);
 const R2 = "2".repeat(40);
 const R3 = "3".repeat(40);
 const head: SourceHead = { revision: R3, objectHash: "h3" };
+const NOW = new Date("2026-11-20T12:00:00Z");
 
 /** A defaulted spec (automated on, as the schema defaults it) with overrides. */
 function spec(over: Record<string, unknown> = {}): AppSpec {
@@ -117,7 +118,10 @@ describe("decide", () => {
       "Approve naming another revision than the held one is stale",
       withOp(op("Approve", R2)),
       { ...applied, heldRevision: R3, heldObjectHash: "h3" },
-      refused(op("Approve", R2), `stale approval: ${R2} is not the held revision ${R3}`),
+      refused(
+        op("Approve", R2),
+        `stale approval: ${R2} is not the held revision ${R3.slice(0, 7)}`,
+      ),
     ],
     [
       "Approve naming the held revision applies it",
@@ -129,13 +133,13 @@ describe("decide", () => {
       "Approve without a revision applies the held one, not the source's newer head",
       withOp(op("Approve")),
       { ...applied, heldRevision: R1, heldObjectHash: "h1" },
-      { action: "apply", revision: R1, reason: "Approved", operation: op("Approve") },
+      { action: "apply", revision: R1, reason: "Approved", operation: op("Approve", R1) },
     ],
     [
       "Rollback without a revision goes to the newest previous revision",
       withOp(op("Rollback")),
       applied,
-      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback") },
+      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback", R1) },
     ],
     [
       "Rollback to a revision in previousRevisions",
@@ -165,7 +169,10 @@ describe("decide", () => {
       "Rollback to an unknown revision is refused",
       withOp(op("Rollback", R3)),
       applied,
-      refused(op("Rollback", R3), `revision ${R3} is not in status.previousRevisions`),
+      refused(
+        op("Rollback", R3),
+        `revision "${R3}" is not in status.previousRevisions (${R2.slice(0, 7)}, ${R1.slice(0, 7)})`,
+      ),
     ],
     [
       "requiresApproval holds a revision not yet applied",
@@ -301,7 +308,120 @@ describe("decide", () => {
       { action: "none", reason: "UpToDate" },
     ],
   ])("%s", (_name, s, status, expected) => {
-    expect(decide(s, status, head)).toEqual(expected);
+    expect(decide(s, status, head, NOW)).toEqual(expected);
+  });
+});
+
+describe("decide with sync windows (issue 15)", () => {
+  // 23:00 UTC: inside a deny window 22:00–06:00, outside an allow window 09:00–17:00.
+  const night = new Date("2026-06-10T23:00:00Z");
+  const deny = (manualSync = false) => ({
+    kind: "deny",
+    schedule: "0 22 * * *",
+    duration: "8h",
+    manualSync,
+  });
+  const office = (manualSync = false) => ({
+    kind: "allow",
+    schedule: "0 9 * * *",
+    duration: "8h",
+    manualSync,
+  });
+  const windowed = (windows: unknown[], over: Record<string, unknown> = {}) =>
+    spec({ syncWindows: windows, ...over });
+
+  it("an open deny window holds a new revision back, naming the window and the next opening", () => {
+    const d = decide(windowed([deny()]), applied, head, night);
+    expect(d).toMatchObject({ action: "none", reason: "OutsideSyncWindow" });
+    expect(d.action === "none" && d.window?.next?.toISOString()).toBe("2026-06-11T06:00:00.000Z");
+    expect(d.action === "none" && d.window?.message).toContain(
+      'deny window spec.syncWindows[0] ("0 22 * * *" UTC, 8h)',
+    );
+  });
+
+  it("the same revision applies once the window has closed", () => {
+    expect(decide(windowed([deny()]), applied, head, new Date("2026-06-11T06:00:00Z"))).toEqual({
+      action: "apply",
+      revision: R3,
+      reason: "Automated",
+    });
+  });
+
+  it("outside every allow window a new revision waits; inside one it applies", () => {
+    expect(decide(windowed([office()]), applied, head, night)).toMatchObject({
+      action: "none",
+      reason: "OutsideSyncWindow",
+    });
+    expect(
+      decide(windowed([office()]), applied, head, new Date("2026-06-11T10:00:00Z")),
+    ).toMatchObject({ action: "apply", reason: "Automated" });
+  });
+
+  it("up to date inside a deny window: nothing to hold back, but the window is reported", () => {
+    const d = decide(windowed([deny()]), upToDate, head, night);
+    expect(d).toMatchObject({ action: "none", reason: "UpToDate" });
+    expect(d.action === "none" && d.window?.cause).toBe("deny");
+  });
+
+  it("a manual App is not held by windows (nothing automated to block)", () => {
+    expect(
+      decide(windowed([deny()], { syncPolicy: { automated: false } }), applied, head, night),
+    ).toEqual({ action: "none", reason: "ManualSync" });
+  });
+
+  it("refuses a Sync operation during a deny window without manualSync", () => {
+    const d = decide(windowed([deny()], { operation: op("Sync") }), applied, head, night);
+    expect(d).toMatchObject({ action: "none", reason: "OperationRefused", operation: op("Sync") });
+    expect(d.action === "none" && d.message).toMatch(
+      /^manual sync is blocked by the open deny window spec\.syncWindows\[0\] .*; next allowed at 2026-06-11T06:00:00\.000Z \(manualSync: true on a window lets operations through\)$/,
+    );
+  });
+
+  it.each<[string, Operation]>([
+    ["Sync", op("Sync")],
+    ["Deploy", op("Deploy")],
+    ["Rollback", op("Rollback", R1)],
+  ])("lets a %s through a deny window with manualSync", (_name, o) => {
+    const d = decide(windowed([deny(true)], { operation: o }), applied, head, night);
+    expect(d).toMatchObject({ action: "apply", operation: o });
+  });
+
+  it("lets an Approve through an allow window's closed hours only with manualSync", () => {
+    const held = { ...applied, heldRevision: R3, heldObjectHash: "h3" };
+    const approve = op("Approve", R3);
+    const policy = { requiresApproval: true };
+    expect(
+      decide(windowed([office()], { operation: approve, syncPolicy: policy }), held, head, night),
+    ).toMatchObject({ action: "none", reason: "OperationRefused" });
+    expect(
+      decide(
+        windowed([office(true)], { operation: approve, syncPolicy: policy }),
+        held,
+        head,
+        night,
+      ),
+    ).toMatchObject({ action: "apply", revision: R3, reason: "Approved" });
+  });
+
+  it("a Reject applies nothing: it runs inside a deny window", () => {
+    const held = { ...applied, heldRevision: R3, heldObjectHash: "h3" };
+    const d = decide(windowed([deny()], { operation: op("Reject", R3) }), held, head, night);
+    expect(d).toMatchObject({ action: "reject", revision: R3 });
+  });
+
+  it("a Restart is not a sync: it runs inside a deny window", () => {
+    const d = decide(windowed([deny()], { operation: op("Restart") }), applied, head, night);
+    expect(d).toEqual({ action: "restart", reason: "Restart", operation: op("Restart") });
+  });
+
+  it("requiresApproval still stages a new revision inside a deny window (nothing is applied)", () => {
+    const d = decide(
+      windowed([deny()], { syncPolicy: { requiresApproval: true } }),
+      applied,
+      head,
+      night,
+    );
+    expect(d).toEqual({ action: "hold", revision: R3, reason: "RequiresApproval" });
   });
 });
 
@@ -335,6 +455,48 @@ describe("refuseEmptyRender", () => {
       reason: "RenderFailed",
       message: `revision ${R3} renders no objects; refusing to prune all 2 (set spec.syncPolicy.allowEmpty to allow it)`,
       stalled: false,
+    });
+  });
+});
+
+describe("revision prefixes in spec.operation (issue 9)", () => {
+  const A = "28744dd0c1a1b2c3d4e5f60718293a4b5c6d7e8f";
+  const B = "28744dd9aaaabbbbccccddddeeeeffff00001111";
+  const history: AppStatus = {
+    revision: R3,
+    objectHash: "h3",
+    previousRevisions: [
+      { revision: A, deployedAt: "2026-11-02T00:00:00Z" },
+      { revision: B, deployedAt: "2026-11-01T00:00:00Z" },
+    ],
+  };
+
+  it("Approve with the short SHA Slack showed applies the held revision, recorded in full", () => {
+    const status = { ...applied, heldRevision: A, heldObjectHash: "hA" };
+    expect(decide(withOp(op("Approve", "28744dd")), status, head, NOW)).toEqual({
+      action: "apply",
+      revision: A,
+      reason: "Approved",
+      operation: op("Approve", A),
+    });
+  });
+
+  it("Rollback to an unambiguous prefix applies that revision", () => {
+    expect(decide(withOp(op("Rollback", "28744dd9")), history, head, NOW)).toEqual({
+      action: "apply",
+      revision: B,
+      reason: "Rollback",
+      operation: op("Rollback", B),
+    });
+  });
+
+  it("an ambiguous prefix is refused, naming the matches", () => {
+    expect(decide(withOp(op("Rollback", "28744dd")), history, head, NOW)).toEqual({
+      action: "none",
+      reason: "OperationRefused",
+      operation: op("Rollback", "28744dd"),
+      message:
+        'revision "28744dd" is ambiguous: it matches 28744dd0, 28744dd9; give more characters',
     });
   });
 });

@@ -1,8 +1,9 @@
 // Gates: what a run may do, decided from the spec, the last status and what the source says now.
 import type { AppSpec, AppStatus, Operation } from "../app/index.ts";
-import { FailureReason, GateReason } from "../core/index.ts";
+import { FailureReason, GateReason, matchRevision, shortRevision } from "../core/index.ts";
 import { pendingOperation } from "./operations.ts";
 import type { Failure } from "./status.ts";
+import { syncBlocked, type WindowBlock } from "./windows.ts";
 
 /** What the source names now: its revision and the hash of its render. */
 export interface SourceHead {
@@ -27,8 +28,15 @@ export type Decision =
   | { action: "restart"; reason: GateReason; operation: Operation }
   /**
    * Apply nothing. `operation`, when set, is refused: consumed as Failed with `message`.
+   * `window`, when set, is the sync window that blocks automated sync (and selfHeal) now.
    */
-  | { action: "none"; reason: GateReason; operation?: Operation; message?: string };
+  | {
+      action: "none";
+      reason: GateReason;
+      operation?: Operation;
+      message?: string;
+      window?: WindowBlock;
+    };
 
 /**
  * True when the source's render differs from what was last applied. The rendered objects
@@ -60,17 +68,27 @@ function rolledBackFrom(status: AppStatus, head: SourceHead): boolean {
  *    a Rollback moved away from (Argo CD disables auto-sync on rollback; plumb waits for a new
  *    render instead) and a render whose apply failed terminally (status.failedObjectHash: an
  *    immutable field; Argo CD does not auto-sync a revision whose sync failed either).
+ *    And except while `spec.syncWindows` block automated sync (OutsideSyncWindow).
  * 5. otherwise apply nothing (OutOfSync or Synced, health only).
  * A commit whose render equals the applied one is observed, never applied, held or announced.
+ * Sync windows (issue 15, Argo CD's semantics: see windows.ts) also refuse a Sync, Deploy,
+ * Rollback or Approve operation unless the blocking windows have manualSync; a Restart is not a
+ * sync and passes (as Argo CD's resource actions do). Holding for approval is not a sync either.
+ * @param now the run's clock, for the sync windows
  */
-export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Decision {
+export function decide(spec: AppSpec, status: AppStatus, head: SourceHead, now: Date): Decision {
   const op = pendingOperation(spec, status);
   if (spec.freeze) {
     return op
       ? refuse(op, "App is frozen: operations are refused while spec.freeze is true")
       : { action: "none", reason: GateReason.Frozen };
   }
-  if (op) return decideOperation(op, status, head);
+  if (op) {
+    const decision = decideOperation(op, status, head);
+    const block =
+      decision.action === "apply" ? syncBlocked(spec.syncWindows, true, now) : undefined;
+    return block ? refuse(op, block.message) : decision;
+  }
   const differs = outOfSync(status, head);
   if (spec.syncPolicy.requiresApproval && differs) {
     if (status.heldObjectHash === head.objectHash) {
@@ -79,14 +97,23 @@ export function decide(spec: AppSpec, status: AppStatus, head: SourceHead): Deci
     if (rejected(status, head)) return { action: "none", reason: GateReason.Rejected };
     return { action: "hold", revision: head.revision, reason: GateReason.RequiresApproval };
   }
+  const window = spec.syncPolicy.automated ? syncBlocked(spec.syncWindows, false, now) : undefined;
+  const blocked = window ? { window } : {};
   if (spec.syncPolicy.automated && differs) {
-    if (rolledBackFrom(status, head)) return { action: "none", reason: GateReason.RolledBack };
-    if (status.failedObjectHash === head.objectHash) {
-      return { action: "none", reason: GateReason.ApplyStalled };
+    if (rolledBackFrom(status, head)) {
+      return { action: "none", reason: GateReason.RolledBack, ...blocked };
     }
+    if (status.failedObjectHash === head.objectHash) {
+      return { action: "none", reason: GateReason.ApplyStalled, ...blocked };
+    }
+    if (window) return { action: "none", reason: GateReason.OutsideSyncWindow, window };
     return { action: "apply", revision: head.revision, reason: GateReason.Automated };
   }
-  return { action: "none", reason: differs ? GateReason.ManualSync : GateReason.UpToDate };
+  return {
+    action: "none",
+    reason: differs ? GateReason.ManualSync : GateReason.UpToDate,
+    ...blocked,
+  };
 }
 
 function decideOperation(op: Operation, status: AppStatus, head: SourceHead): Decision {
@@ -104,36 +131,55 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
     case "Approve": {
       const held = status.heldRevision;
       if (!held) return refuse(op, "nothing is held for approval");
-      if (op.revision !== undefined && op.revision !== held) {
-        return refuse(op, `stale approval: ${op.revision} is not the held revision ${held}`);
+      if (!namesHeld(op.revision, held)) {
+        return refuse(
+          op,
+          `stale approval: ${op.revision} is not the held revision ${shortRevision(held)}`,
+        );
       }
-      return { action: "apply", revision: held, reason: GateReason.Approved, operation: op };
+      const approved = { ...op, revision: held };
+      return { action: "apply", revision: held, reason: GateReason.Approved, operation: approved };
     }
     case "Reject": {
       const held = status.heldRevision;
       if (!held) return refuse(op, "nothing is held to reject");
-      if (op.revision !== undefined && op.revision !== held) {
-        return refuse(op, `stale rejection: ${op.revision} is not the held revision ${held}`);
+      if (!namesHeld(op.revision, held)) {
+        return refuse(
+          op,
+          `stale rejection: ${op.revision} is not the held revision ${shortRevision(held)}`,
+        );
       }
       const decision: Decision = {
         action: "reject",
         revision: held,
         reason: GateReason.Rejected,
-        operation: op,
+        operation: { ...op, revision: held },
       };
       if (status.heldObjectHash !== undefined) decision.objectHash = status.heldObjectHash;
       return decision;
     }
     case "Rollback": {
-      const target = op.revision ?? status.previousRevisions?.[0]?.revision;
-      if (!target) return refuse(op, "no previous revision to roll back to");
-      const known =
-        target === status.revision ||
-        (status.previousRevisions ?? []).some((r) => r.revision === target);
-      if (!known) return refuse(op, `revision ${target} is not in status.previousRevisions`);
-      return { action: "apply", revision: target, reason: GateReason.Rollback, operation: op };
+      const given = op.revision ?? status.previousRevisions?.[0]?.revision;
+      if (!given) return refuse(op, "no previous revision to roll back to");
+      const known = [
+        ...(status.revision ? [status.revision] : []),
+        ...(status.previousRevisions ?? []).map((r) => r.revision),
+      ];
+      const named = matchRevision(given, known, "status.previousRevisions");
+      if ("error" in named) return refuse(op, named.error);
+      const target = named.revision;
+      const operation = { ...op, revision: target };
+      return { action: "apply", revision: target, reason: GateReason.Rollback, operation };
     }
   }
+}
+
+/**
+ * Whether an Approve or Reject names the held revision: no revision given, or the revision, its
+ * short form or an unambiguous prefix of 7+ hex characters (issue 9: Slack and kubectl show 7).
+ */
+function namesHeld(given: string | undefined, held: string): boolean {
+  return given === undefined || !("error" in matchRevision(given, [held]));
 }
 
 /** The source names exactly what a Reject turned down (same revision and rendered set). */

@@ -104,6 +104,6 @@ describe("decide: Reject and rejected revisions (issue 16)", () => {
       { action: "apply", revision: HELD, reason: "Sync" },
     ],
   ])("%s", (_, s, status, desired, expected) => {
-    expect(decide(s, status, desired)).toMatchObject(expected);
+    expect(decide(s, status, desired, new Date("2026-11-20T12:00:00Z"))).toMatchObject(expected);
   });
 });

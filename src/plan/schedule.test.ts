@@ -4,11 +4,12 @@ import {
   backoffMs,
   cronPeriodMs,
   dueAt,
+  failedRetryAt,
+  followUpSeconds,
   hash53,
   isDue,
   lastSlot,
   nextRunAt,
-  retryAt,
   shardOf,
   type Tick,
   tickAt,
@@ -148,7 +149,7 @@ describe("dueAt", () => {
   });
 });
 
-describe("backoffMs and retryAt", () => {
+describe("backoffMs and failedRetryAt", () => {
   it.each([
     [0, "1h", 0],
     [1, "1h", 30_000],
@@ -161,7 +162,7 @@ describe("backoffMs and retryAt", () => {
   ])("%d failures, interval %s → %d ms", (failures, interval, ms) => {
     expect(backoffMs(failures, parseInterval(interval))).toBe(ms);
     const r = row({ failures, interval, lastReconciledAt: at(0) });
-    expect(retryAt(r, T0)).toBe(failures > 0 ? T0 + ms : undefined);
+    expect(failedRetryAt(r, T0)).toBe(failures > 0 ? T0 + ms : undefined);
   });
 });
 
@@ -233,5 +234,48 @@ describe("cronPeriodMs", () => {
     ["nonsense", undefined],
   ])("%s → %s", (cron, ms) => {
     expect(cronPeriodMs(cron)).toBe(ms);
+  });
+});
+
+describe("followUpSeconds", () => {
+  it("asks a Progressing App that did not fail to run again in 30 s", () => {
+    expect(followUpSeconds({ healthStatus: "Progressing" })).toBe(30);
+  });
+
+  it("asks for nothing when healthy or failing (the schedule's backoff)", () => {
+    expect(followUpSeconds({ healthStatus: "Healthy" })).toBeUndefined();
+    expect(followUpSeconds({ healthStatus: "Progressing", failures: 2 })).toBeUndefined();
+    expect(followUpSeconds({})).toBeUndefined();
+  });
+});
+
+describe("sync windows and redelivery (times kept in status)", () => {
+  /** A steady App (interval 1h) whose slot falls in none of the ticks T0 … T0+10m. */
+  function quiet(over: Partial<AppRow>): AppRow {
+    for (let i = 0; ; i++) {
+      const base = row({ uid: uid(i), interval: "1h" });
+      const ticks = [...Array(11).keys()].map((k) => dueAt(base, tick(k * MIN)));
+      if (ticks.every((d) => d === undefined)) return { ...base, ...over };
+    }
+  }
+
+  it("a sync window that held a sync back makes the App due once it opened, with a full comparison", () => {
+    const r = quiet({ nextSyncWindow: at(90_000) });
+    expect(dueAt(r, tick(MIN))).toBeUndefined();
+    expect(dueAt(r, tick(2 * MIN))).toEqual({ reason: "window", compare: true });
+    expect(dueAt(r, tick(7 * MIN))).toEqual({ reason: "window", compare: true });
+    expect(nextRunAt(r, new Date(T0 + 10_000))).toEqual(new Date(T0 + 2 * MIN));
+  });
+
+  it("undelivered notifications make the App due at status.redeliverAt, not before", () => {
+    const r = quiet({ redeliverAt: at(MIN + 30_000) });
+    expect(dueAt(r, tick(MIN))).toBeUndefined();
+    expect(dueAt(r, tick(2 * MIN))).toEqual({ reason: "redeliver", compare: false });
+    expect(nextRunAt(r, new Date(T0 + 10_000))).toEqual(new Date(T0 + 2 * MIN));
+  });
+
+  it("a malformed time in status is ignored", () => {
+    const r = quiet({ nextSyncWindow: "soon", redeliverAt: "" });
+    for (let k = 0; k <= 10; k++) expect(dueAt(r, tick(k * MIN))).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
 // when it runs next, and Apps spread evenly over the interval instead of bunching up. A tick
 // (the cron trigger, `plumb reconcile --all`) runs every `period` and reconciles the Apps
 // whose slot fell since the previous tick; failures back off from the time of the failed run.
-import type { App, AppRow } from "../app/index.ts";
+import type { App, AppRow, AppStatus } from "../app/index.ts";
 import { appRow, parseDuration } from "../app/index.ts";
 
 /** First retry after a failure, and the cap (Flux's retryInterval is similar in spirit). */
@@ -11,6 +11,8 @@ export const BACKOFF_BASE_MS = 30_000;
 export const BACKOFF_CAP_MS = 10 * 60_000;
 /** spec.interval of an App whose interval does not parse. */
 export const DEFAULT_INTERVAL_MS = 5 * 60_000;
+/** How soon a Progressing App is looked at again by runtimes without ticks (followUpSeconds). */
+export const PROGRESSING_RECHECK_MS = 30_000;
 /** The tick period when none is configured: the Worker's cron fires every minute. */
 export const DEFAULT_TICK_MS = 60_000;
 
@@ -27,6 +29,8 @@ export type DueReason =
   | "deleting" // the finalizer waits for a run
   | "new" // never reconciled
   | "spec" // the generation changed since the last run that wrote status (spec or operation)
+  | "window" // a sync window that held a sync back has opened (status.nextSyncWindow, issue 15)
+  | "redeliver" // undelivered notifications wait and their retry time came (status.redeliverAt)
   | "retry" // failing, and the backoff since the failed run has passed
   | "progressing" // health Progressing: looked at again every tick until it settles
   | "slot"; // its slot in the interval fell since the previous tick
@@ -96,7 +100,7 @@ export function backoffMs(failures: number, interval: number): number {
  * so status.lastReconciledAt is when it ran; the retry is a backoff later. Undefined when the
  * App is not failing; `now` when the time is unknown (retry at once).
  */
-export function retryAt(row: AppRow, now: number): number | undefined {
+export function failedRetryAt(row: AppRow, now: number): number | undefined {
   if (!row.failures || row.failures <= 0) return undefined;
   const last = row.lastReconciledAt ? Date.parse(row.lastReconciledAt) : Number.NaN;
   if (Number.isNaN(last)) return now;
@@ -106,20 +110,31 @@ export function retryAt(row: AppRow, now: number): number | undefined {
 /**
  * Is the App due at `tick`, and does its run owe a full comparison? Due when: being deleted;
  * never reconciled; its generation differs from the last observed one (spec edit, operation);
- * failing and past its backoff (retryAt); Progressing (every tick, as the 30-second recheck
- * was); or its slot lies in (tick.at − tick.periodMs, tick.at]. A full comparison (fetch,
- * render, drift) is owed when the slot came, whatever else made it due; the other runs may
- * take the fast path when nothing changed. Undefined: not due.
+ * a sync window that held a sync back has opened (status.nextSyncWindow ≤ tick, issue 15: a
+ * full comparison, so the held sync runs); undelivered notifications wait and their retry time
+ * came (status.redeliverAt ≤ tick, issue 11); failing and past its backoff (failedRetryAt);
+ * Progressing (every tick, as the 30-second recheck was); or its slot lies in
+ * (tick.at − tick.periodMs, tick.at]. A full comparison (fetch, render, drift) is owed when the
+ * slot came, whatever else made it due; the other runs may take the fast path when nothing
+ * changed. Undefined: not due.
  */
 export function dueAt(row: AppRow, tick: Tick): Due | undefined {
   const compare = lastSlot(row, tick.at) > tick.at - tick.periodMs;
   if (row.deleting) return { reason: "deleting", compare };
   if (row.observedGeneration === undefined) return { reason: "new", compare };
   if (row.observedGeneration !== row.generation) return { reason: "spec", compare };
-  const retry = retryAt(row, tick.at);
+  if (passed(row.nextSyncWindow, tick.at)) return { reason: "window", compare: true };
+  if (passed(row.redeliverAt, tick.at)) return { reason: "redeliver", compare };
+  const retry = failedRetryAt(row, tick.at);
   if (retry !== undefined) return retry <= tick.at ? { reason: "retry", compare } : undefined;
   if (row.healthStatus === "Progressing") return { reason: "progressing", compare };
   return compare ? { reason: "slot", compare } : undefined;
+}
+
+/** A time in status (RFC 3339) at or before `t`; false when absent or malformed. */
+function passed(time: string | undefined, t: number): boolean {
+  const at = time ? Date.parse(time) : Number.NaN;
+  return at <= t;
 }
 
 /** dueAt for a full App. */
@@ -128,19 +143,28 @@ export function isDue(app: App, tick: Tick): boolean {
 }
 
 /**
- * When the App runs next, derived (status keeps no schedule): now when it is due at once; the
- * retry time of a failing App; the next tick for a Progressing one; else its next slot —
- * rounded up to the tick that covers it (ticks every `periodMs` on a grid from the epoch).
+ * When the App runs next, derived (status keeps no schedule): now when it is due at once; else
+ * the soonest of: the retry time of a failing App (or the next tick for a Progressing one, or
+ * its next slot), the opening of a sync window that holds a sync back, the retry of undelivered
+ * notifications — rounded up to the tick that covers it (ticks every `periodMs` on a grid from
+ * the epoch).
  */
 export function nextRunAt(row: AppRow, now: Date, periodMs = DEFAULT_TICK_MS): Date {
   const t = now.getTime();
-  const nextTick = (at: number) => Math.ceil(at / periodMs) * periodMs;
   if (row.deleting || row.observedGeneration === undefined) return now;
   if (row.observedGeneration !== row.generation) return now;
-  const retry = retryAt(row, t);
-  if (retry !== undefined) return new Date(nextTick(Math.max(retry, t)));
-  if (row.healthStatus === "Progressing") return new Date(nextTick(t + 1));
-  return new Date(nextTick(lastSlot(row, t) + intervalMs(row.interval)));
+  const retry = failedRetryAt(row, t);
+  let next =
+    retry !== undefined
+      ? Math.max(retry, t)
+      : row.healthStatus === "Progressing"
+        ? t + 1
+        : lastSlot(row, t) + intervalMs(row.interval);
+  for (const time of [row.nextSyncWindow, row.redeliverAt]) {
+    const at = time ? Date.parse(time) : Number.NaN;
+    if (at < next) next = Math.max(at, t);
+  }
+  return new Date(Math.ceil(next / periodMs) * periodMs);
 }
 
 /**
@@ -180,4 +204,16 @@ export function cronPeriodMs(cron: string): number | undefined {
   }
   const n = minute === "0" ? every(hour, 24) : undefined;
   return n === undefined ? undefined : n * 3_600_000;
+}
+
+/**
+ * How soon a run's App wants its next run when that is sooner than its slot: while its objects
+ * are Progressing (and the run did not fail), PROGRESSING_RECHECK_MS in seconds. Runtimes with
+ * no schedule of their own ask for that run: a timer in `plumb serve`, a delayed queue message
+ * on Workers (issue 9: health does not stay Progressing until something else runs). Ticks look
+ * at a Progressing App every time anyway (dueAt). Undefined otherwise. Pure.
+ */
+export function followUpSeconds(status: AppStatus): number | undefined {
+  if (status.healthStatus !== "Progressing" || status.failures) return undefined;
+  return PROGRESSING_RECHECK_MS / 1000;
 }

@@ -72,6 +72,7 @@ describe("composeStatus", () => {
       observedRevision: R1,
       observedObjectHash: "h1",
       revision: R1,
+      shortRevision: R1.slice(0, 7),
       objectHash: "h1",
       lastSyncedAt: NOW,
       inventory: [cm],
@@ -540,6 +541,66 @@ describe("composeStatus", () => {
     expect(composeStatus({ conditions: [other] }, record()).conditions?.map((c) => c.type)).toEqual(
       ["Ready", "Reconciling", "Stalled", "Custom"],
     );
+  });
+
+  describe("a sync window holding a sync back (issue 15)", () => {
+    const window = {
+      message:
+        'automated sync is blocked by the open deny window spec.syncWindows[0] ("0 22 * * *" UTC, 8h); next allowed at 2026-11-29T12:02:00.000Z',
+      next: new Date(later(120_000)),
+    };
+    const applied: AppStatus = { revision: R1, objectHash: "h1", nextSyncWindow: T0 };
+
+    it("a new revision: OutOfSync, Ready names the window, and when it opens (the tick's cue)", () => {
+      const status = composeStatus(
+        applied,
+        record({ observedRevision: R2, syncStatus: "OutOfSync", syncWindow: window }),
+      );
+      expect(pick(status, ["syncStatus", "nextSyncWindow", "nextReconcileAt"])).toEqual({
+        syncStatus: "OutOfSync",
+        nextSyncWindow: later(120_000),
+      });
+      expect(status.conditions?.[0]).toMatchObject({
+        type: "Ready",
+        status: "True",
+        reason: "OutsideSyncWindow",
+        message: `revision ${R2} is not applied: ${window.message}`,
+      });
+    });
+
+    it("a changed render of the applied revision, and drift selfHeal may not correct", () => {
+      const render = composeStatus(
+        applied,
+        record({ observedObjectHash: "h2", syncStatus: "OutOfSync", syncWindow: window }),
+      );
+      expect(render.conditions?.[0]?.message).toBe(
+        `the changed render of revision ${R1} is not applied: ${window.message}`,
+      );
+      const drift = [{ ...cm, fields: [{ path: "data.a", desired: "1", live: "2" }] }];
+      const drifted = composeStatus(
+        applied,
+        record({ observedObjectHash: "h1", syncStatus: "OutOfSync", drift, syncWindow: window }),
+      );
+      expect(drifted.conditions?.[0]?.message).toBe(
+        `1 drifted object(s) are not corrected (see status.drift): ${window.message}`,
+      );
+    });
+
+    it("a window that opens later than the interval: its time, and no stored schedule", () => {
+      const far = { ...window, next: new Date(later(3_600_000)) };
+      const status = composeStatus(applied, record({ syncStatus: "OutOfSync", syncWindow: far }));
+      expect(status.nextReconcileAt).toBeUndefined();
+      expect(status.nextSyncWindow).toBe(later(3_600_000));
+    });
+
+    it("no window found ahead: no nextSyncWindow; a run without a window clears it", () => {
+      const none = composeStatus(
+        applied,
+        record({ syncStatus: "OutOfSync", syncWindow: { message: window.message } }),
+      );
+      expect(none.nextSyncWindow).toBeUndefined();
+      expect(composeStatus(applied, record()).nextSyncWindow).toBeUndefined();
+    });
   });
 
   it("does not change the status it was given", () => {

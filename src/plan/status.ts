@@ -1,9 +1,10 @@
 // Status composition: the App's status after a run, from what the steps recorded. Pure.
 import type {
   AppStatus,
+  ClusterRecord,
   DriftEntry,
   HealthStatus,
-  ObjectRef,
+  InventoryEntry,
   OperationState,
   ResourceStatus,
   SyncStatus,
@@ -12,11 +13,14 @@ import {
   ConditionReason,
   canonicalJson,
   type DnsReason,
-  type FailureReason,
+  FailureReason,
+  shortRevision,
 } from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
+import type { CorrectionRecord } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
 import { steadyMessage } from "./messages.ts";
+import type { WindowBlock } from "./windows.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
@@ -41,6 +45,11 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
   events: RunEvent[];
   /** Objects selfHeal re-applied this run (announced as DriftCorrected). */
   driftCorrected?: number;
+  /**
+   * Inventory entries still on other clusters after this run (issue 15); absent: those the
+   * run started with (RunContext.departed).
+   */
+  departed?: InventoryEntry[];
 };
 
 export interface RunRecord {
@@ -64,14 +73,24 @@ export interface RunRecord {
   /** The objectHash of a render whose apply failed terminally (Stalled); null clears it. */
   failedObjectHash?: string | null;
   operationState?: OperationState;
-  inventory: ObjectRef[];
+  /** On the destination (stamped with its cluster by recordRun), then on other clusters. */
+  inventory: InventoryEntry[];
+  /** The remote clusters the inventory has entries on, with their Secrets (issue 15). */
+  clusters?: ClusterRecord[] | undefined;
   resources: ResourceStatus[];
   health: { status: HealthStatus; reason: string };
   drift?: DriftEntry[];
   syncStatus: SyncStatus;
   /** A failed step. */
   failure?: Failure;
+  /**
+   * A sync window held a sync back this run (issue 15): why (names the window), and when
+   * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
+   */
+  syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
+  /** What selfHeal re-applied this run (status.lastDriftCorrection, issue 9). */
+  corrected?: CorrectionRecord;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
 }
@@ -93,6 +112,8 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
     else status[key] = value;
   };
   set("observedGeneration", run.generation);
+  // kubectl get apps shows it (printer columns take JSONPath only, no substring): issue 9.
+  if (prev.revision) set("shortRevision", shortRevision(prev.revision));
   set("syncStatus", run.syncStatus);
   set("healthStatus", run.health.status);
   set("healthReason", run.health.reason || undefined);
@@ -112,6 +133,7 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
       set("previousRevisions", dedupe(history).slice(0, REVISION_HISTORY));
     }
     set("revision", run.applied.revision);
+    set("shortRevision", shortRevision(run.applied.revision));
     set("objectHash", run.applied.objectHash);
     set("lastSyncedAt", run.now.toISOString());
     if (prev.heldRevision === run.applied.revision) held = null;
@@ -143,19 +165,23 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
   else if (run.failedObjectHash !== undefined) set("failedObjectHash", run.failedObjectHash);
   if (run.operationState) set("operationState", run.operationState);
   set("inventory", run.inventory);
+  set("clusters", run.clusters);
   set("resources", run.resources);
   set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
   if (run.url !== undefined) set("url", run.url);
+  if (run.corrected) set("lastDriftCorrection", { at: run.now.toISOString(), ...run.corrected });
 
   const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
   set("failures", failures > 0 ? failures : undefined);
   // Written by earlier versions; the schedule is derived now (a status that has it is rewritten
   // once without it).
   set("nextReconcileAt", undefined);
+  // A held-back sync runs when its window opens (the tick reads it: plan/schedule.ts dueAt).
+  set("nextSyncWindow", run.syncWindow?.next?.toISOString());
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
-  for (const c of conditionsFor(run)) {
+  for (const c of conditionsFor(run, prev)) {
     const before = prev.conditions?.find((p) => p.type === c.type)?.message;
     conds = setCondition(
       conds,
@@ -198,7 +224,7 @@ function resourceKey(r: ResourceStatus): string {
   ]);
 }
 
-function conditionsFor(run: RunRecord): ConditionInput[] {
+function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
   if (run.failure) {
     return [
       { type: "Ready", status: "False", reason: run.failure.reason, message: run.failure.message },
@@ -215,7 +241,9 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
         message: run.failure.stalled
           ? `${run.failure.message} (fix the spec to retry)`
           : run.failure.transient === false
-            ? "retrying with backoff; the source or its credentials must change for it to succeed"
+            ? run.failure.reason === FailureReason.DestinationInvalid
+              ? "retrying with backoff; the destination's kubeconfig Secret must change for it to succeed"
+              : "retrying with backoff; the source or its credentials must change for it to succeed"
             : "transient; retrying with backoff",
       },
     ];
@@ -227,9 +255,20 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
     message: "",
   };
   const { status: health, reason } = run.health;
+  // A change a sync window holds back is said in Ready's message whatever the health.
+  const held =
+    run.syncWindow && run.syncStatus === "OutOfSync"
+      ? heldByWindowMessage(run, prev, run.syncWindow.message)
+      : undefined;
+  const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
   if (health === "Progressing") {
     return [
-      { type: "Ready", status: "False", reason: ConditionReason.Progressing, message: reason },
+      {
+        type: "Ready",
+        status: "False",
+        reason: ConditionReason.Progressing,
+        message: withHeld(reason),
+      },
       {
         type: "Reconciling",
         status: "True",
@@ -241,8 +280,15 @@ function conditionsFor(run: RunRecord): ConditionInput[] {
   }
   const ready: ConditionInput =
     health === "Degraded" || health === "Missing"
-      ? { type: "Ready", status: "False", reason: health, message: reason }
-      : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
+      ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
+      : held
+        ? {
+            type: "Ready",
+            status: "True",
+            reason: ConditionReason.OutsideSyncWindow,
+            message: held,
+          }
+        : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
   return [
     ready,
     { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
@@ -268,6 +314,20 @@ function readyMessage(run: RunRecord): string {
     default:
       return run.health.reason;
   }
+}
+
+/** Ready's message when a sync window holds the source's revision (or a drift fix) back. */
+function heldByWindowMessage(run: RunRecord, prev: AppStatus, window: string): string {
+  const head = run.observedRevision ?? "";
+  const sameRender =
+    run.observedObjectHash === undefined || prev.objectHash === run.observedObjectHash;
+  let held = `revision ${head} is not applied`;
+  if (prev.revision === head && !sameRender)
+    held = `the changed render of revision ${head} is not applied`;
+  if (prev.revision === head && sameRender) {
+    held = `${run.drift?.length ?? 0} drifted object(s) are not corrected (see status.drift)`;
+  }
+  return `${held}: ${window}`;
 }
 
 function dedupe<T extends { revision: string }>(items: T[]): T[] {

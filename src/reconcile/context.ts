@@ -2,7 +2,7 @@
 // and the run's clock. A plain value; the steps return what they found.
 import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
-import type { SourceHint } from "../plan/index.ts";
+import { type DestinationRecord, type SourceHint, splitInventory } from "../plan/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
 /** How a run was asked for (issue 14): what its trigger knows that the App does not say. */
@@ -31,17 +31,25 @@ export interface RunContext {
   readonly ref: NamespacedName;
   /** "namespace/name", for messages and logs. */
   readonly id: string;
-  /** status.inventory: what the App owned when the run started (with applied-form hashes). */
+  /** status.inventory on `cluster`: what the App owned there when the run started (with
+   *  applied-form hashes). */
   readonly inventory: readonly InventoryEntry[];
-  /** The cluster the App's objects go to (today the one the App lives in: ports.kube). */
+  /** The cluster the App's objects go to: ports.kube unless spec.destination.cluster names one. */
   readonly cluster: ClusterPort;
   /** The run owes a full comparison (RunOptions.compare). */
   readonly compare: boolean;
   /** A revision resolved for the App's source by the trigger (RunOptions.source). */
   readonly hint: SourceHint | undefined;
+  /** The remote destination (issue 15); undefined for the cluster the App lives in. */
+  readonly destination?: DestinationRecord;
+  /**
+   * status.inventory entries on other clusters (a former destination): carried into status
+   * until pruned there (destination.ts).
+   */
+  readonly departed: readonly InventoryEntry[];
 }
 
-/** The context of a run over `app`. */
+/** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */
 export function runContext(
   app: App,
   ports: Ports,
@@ -50,6 +58,7 @@ export function runContext(
 ): RunContext {
   const prev = app.status ?? {};
   const ref = { namespace: app.metadata.namespace, name: app.metadata.name };
+  const { here, elsewhere } = splitInventory(prev.inventory ?? [], undefined);
   return {
     app,
     prev,
@@ -57,9 +66,20 @@ export function runContext(
     now,
     ref,
     id: nameOf(ref),
-    inventory: prev.inventory ?? [],
+    inventory: here,
     cluster: ports.kube,
     compare: options.compare === true,
     hint: options.source,
+    departed: elsewhere,
   };
+}
+
+/** `ctx` with its objects on the remote `destination`, reached through `cluster`. */
+export function atDestination(
+  ctx: RunContext,
+  destination: DestinationRecord,
+  cluster: ClusterPort,
+): RunContext {
+  const { here, elsewhere } = splitInventory(ctx.prev.inventory ?? [], destination.server);
+  return { ...ctx, inventory: here, departed: elsewhere, cluster, destination };
 }

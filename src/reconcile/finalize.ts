@@ -3,6 +3,7 @@ import { FINALIZER, validateSpec } from "../app/index.ts";
 import { EventReason, FailureReason } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
+import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
@@ -16,9 +17,12 @@ import { type RunLine, recordRun } from "./record.ts";
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
  * terminating namespace is too. With prune, the App's DNS records (issue 17) are removed too;
- * a provider error keeps the finalizer the same way.
- * An object another App also renders (a shared Namespace) is kept
- * with a Normal Event naming that App: "kept Namespace team-a: also rendered by team-a/demo-b".
+ * a provider error keeps the finalizer the same way. An object another App also renders (a
+ * shared Namespace) is kept with a Normal Event naming that App: "kept Namespace team-a: also
+ * rendered by team-a/demo-b". Objects on other clusters (a remote destination, issue 15) are
+ * pruned there first; a cluster that cannot be reached keeps the finalizer
+ * (DestinationUnreachable, retried with backoff) unless the App is annotated
+ * plumb.dev/orphan-unreachable: "true".
  */
 export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
@@ -26,6 +30,23 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const spec = validateSpec(ctx.app.spec);
   const prune = spec.ok ? spec.value.syncPolicy.prune : true;
   const inventory = prune ? ctx.inventory : [];
+  // Objects on other clusters first, through the Secrets status.clusters records (issue 15).
+  const departed = await pruneDeparted(ctx, prune);
+  if (departed.failure) {
+    const { failure } = departed;
+    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+      inventory: [...ctx.inventory],
+      departed: departed.remaining,
+      resources: ctx.prev.resources ?? [],
+      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
+      syncStatus: ctx.prev.syncStatus ?? "Unknown",
+      failure: { ...failure, message: `finalizer: ${failure.message}` },
+      events: [
+        ...departed.events,
+        { type: "Warning", reason: failure.reason, message: `finalizer: ${failure.message}` },
+      ],
+    });
+  }
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
@@ -53,6 +74,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
       return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
         inventory: done.failed.map((f) => f.ref),
+        departed: departed.remaining,
         resources: ctx.prev.resources ?? [],
         health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
         syncStatus: ctx.prev.syncStatus ?? "Unknown",
@@ -67,6 +89,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
     const failure = { reason: FailureReason.PruneFailed, message: dnsError, stalled: false };
     return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
       inventory: [],
+      departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
       health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
       syncStatus: ctx.prev.syncStatus ?? "Unknown",

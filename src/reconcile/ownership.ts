@@ -1,43 +1,55 @@
 // Exact ownership: which objects other Apps own, from their inventories (one list of Apps, or
 // the index the runs of one tick share).
-import type { App } from "../app/index.ts";
-import { nameOf, type ObjectRef, refKey } from "../core/index.ts";
+import type { App, InventoryEntry } from "../app/index.ts";
+import { nameOf, refKey } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
 import type { InventoryIndex, KubePort } from "./ports.ts";
 
 /**
- * refKey → "namespace/name" of every other App whose status.inventory lists the object (sorted;
- * several only for a Namespace, which Apps may share). Apps are told apart by uid, so a
- * re-created App with the same name is another App. With ports.inventories (a tick's shared
- * index) the Apps are listed once for all its runs.
+ * refKey → "namespace/name" of every other App whose status.inventory lists the object on the
+ * same cluster (sorted; several only for a Namespace, which Apps may share). `server` is an API
+ * server URL, undefined for the cluster the Apps live in (issue 15: Apps deploying the same names
+ * to different clusters do not contend). Apps are told apart by uid, so a re-created App with the
+ * same name is another App. With ports.inventories (a tick's shared index, issue 14) the Apps
+ * are listed once for all its runs.
  */
-export async function claimedByOthers(ctx: RunContext): Promise<Map<string, string[]>> {
+export async function claimedByOthers(
+  ctx: RunContext,
+  server: string | undefined = ctx.destination?.server,
+): Promise<Map<string, string[]>> {
   const apps = ctx.ports.inventories
     ? await ctx.ports.inventories.claims(ctx.ports.kube)
     : claimsOf(await ctx.ports.kube.listApps());
   const self = ctx.app.metadata.uid ?? nameOf(ctx.ref);
+  const prefix = clusterPrefix(server);
   const owners = new Map<string, string[]>();
   for (const [key, claimants] of apps) {
+    if (!key.startsWith(prefix)) continue;
     const others = claimants.filter((c) => c.app !== self).map((c) => c.id);
-    if (others.length > 0) owners.set(key, others.sort());
+    if (others.length > 0) owners.set(key.slice(prefix.length), others.sort());
   }
   return owners;
 }
 
 type Claims = Map<string, Array<{ app: string; id: string }>>;
 
-/** refKey → the Apps (uid, or namespace/name without one) whose inventory lists it. */
+/** The key prefix of a cluster's objects in Claims: its API server URL ("" for the home one). */
+function clusterPrefix(server: string | undefined): string {
+  return `${server ?? ""}\u0000`;
+}
+
+/** cluster + refKey → the Apps (uid, or namespace/name without one) whose inventory lists it. */
 function claimsOf(apps: readonly App[]): Claims {
   const claims: Claims = new Map();
   for (const app of apps) add(claims, app, app.status?.inventory ?? []);
   return claims;
 }
 
-function add(claims: Claims, app: App, inventory: readonly ObjectRef[]): void {
+function add(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
   const id = nameOf(app.metadata);
   const self = app.metadata.uid ?? id;
   for (const ref of inventory) {
-    const key = refKey(ref);
+    const key = clusterPrefix(ref.cluster) + refKey(ref);
     claims.set(key, [...(claims.get(key) ?? []), { app: self, id }]);
   }
 }
@@ -51,7 +63,7 @@ function add(claims: Claims, app: App, inventory: readonly ObjectRef[]): void {
  */
 export function createInventoryIndex(): InventoryIndex {
   let loaded: Promise<Claims> | undefined;
-  const pending: Array<[App, readonly ObjectRef[]]> = [];
+  const pending: Array<[App, readonly InventoryEntry[]]> = [];
   return {
     claims(kube: KubePort) {
       loaded ??= kube.listApps().then((apps) => {
@@ -68,7 +80,7 @@ export function createInventoryIndex(): InventoryIndex {
   };
 }
 
-function replace(claims: Claims, app: App, inventory: readonly ObjectRef[]): void {
+function replace(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
   const self = app.metadata.uid ?? nameOf(app.metadata);
   for (const [key, list] of claims) {
     const rest = list.filter((c) => c.app !== self);

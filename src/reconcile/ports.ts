@@ -1,7 +1,15 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
 // (Kustomize and Helm hosts), src/notify (Slack), src/dns (Cloudflare DNS). Tests pass fakes.
-import type { App, AppRow, AppStatus, ChartSource, GitSource, ImageSource } from "../app/index.ts";
+import type {
+  App,
+  AppRow,
+  AppStatus,
+  ChartSource,
+  GitSource,
+  ImageSource,
+  InventoryEntry,
+} from "../app/index.ts";
 import type {
   DnsRecord,
   DnsRecordInput,
@@ -111,6 +119,33 @@ export interface KubePort extends ClusterPort {
   requestCounts(): RequestCounts;
 }
 
+/** A remote cluster once it answered: its API server URL and its objects. */
+export interface RemoteCluster {
+  /** The API server URL the kubeconfig names (the cluster's identity in the inventory). */
+  server: string;
+  cluster: ClusterPort;
+  /** The kubeconfig's secret strings (token, password, key): the loop redacts them everywhere. */
+  credentials: string[];
+  /** Requests sent to this cluster so far, by verb (the check that it answers included). */
+  requestCounts?: () => RequestCounts;
+}
+
+/**
+ * Remote destinations (spec.destination.cluster.secretRef, issue 15): a ClusterPort from
+ * kubeconfig CONTENT (read from a Secret by the loop), under the restricted policy: no exec
+ * plugins, auth providers, local files or insecure-skip-tls-verify (unless the cluster-wide
+ * setting allows it). What works differs by runtime (Node: CA data and client certificates;
+ * workerd: a bearer token to a publicly trusted certificate).
+ */
+export interface DestinationPort {
+  /**
+   * Builds the cluster's port and checks that it answers (one request).
+   * @param source names the kubeconfig in messages, e.g. "Secret team-a/prod key value"
+   * @throws DestinationError ("invalid" or "unreachable"); messages carry no credential
+   */
+  connect(kubeconfig: string, source: string): Promise<RemoteCluster>;
+}
+
 /** Credentials for a source (Git server or registry), from the Secret in spec.source.*.secretRef. */
 export interface SourceAuth {
   username?: string;
@@ -198,8 +233,11 @@ export interface NotifyPort {
  */
 export interface InventoryIndex {
   claims(kube: KubePort): Promise<ReadonlyMap<string, ReadonlyArray<{ app: string; id: string }>>>;
-  /** What `app` owns now (its inventory after a sync), for the later runs of the tick. */
-  record(app: App, inventory: readonly ObjectRef[]): void;
+  /**
+   * What `app` owns now (its whole inventory after a sync, each entry with its cluster), for
+   * the later runs of the tick.
+   */
+  record(app: App, inventory: readonly InventoryEntry[]): void;
 }
 
 /** Everything a reconcile needs from the outside world. */
@@ -223,6 +261,8 @@ export interface Ports {
   allowedClusterKinds?: readonly string[];
   /** The tick's shared index of the Apps' inventories; absent: each run lists the Apps. */
   inventories?: InventoryIndex;
+  /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
+  destinations?: DestinationPort;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
   /** Logger for operators; never given secrets. */

@@ -72,7 +72,9 @@ describe("reconcileApp decisions (fake API server)", () => {
       "app.kubernetes.io/managed-by": "plumb",
     });
     const second = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(10));
-    expect(second.requests).toEqual({ get: 1, list: 2, create: 0, update: 0, patch: 0, delete: 0 });
+    // No writes. The fake has no Deployment controller, so the Deployment stays Progressing and
+    // its Pods are listed to explain it (issue 9): one list more than a healthy App's run.
+    expect(second.requests).toEqual({ get: 1, list: 3, create: 0, update: 0, patch: 0, delete: 0 });
   });
 
   it("prunes what the new commit no longer renders and keeps the old revision for rollback", async () => {
@@ -133,6 +135,41 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(approved).toMatchObject({ syncStatus: "Synced", revision: "b".repeat(40) });
     expect(status(kube).operationState).toMatchObject({ id: "op-1", phase: "Succeeded" });
     expect(status(kube).heldRevision).toBeUndefined();
+  });
+
+  it("a deny window holds a new commit back, then applies it when the window has closed", async () => {
+    const { kube, head, ports } = setup();
+    const web = { namespace: "team-a", name: "web" };
+    await reconcileApp(web, ports, t0); // 12:00
+    const app = kube.apps.get("team-a/web")!;
+    // Deny from 12:00 for 1h, every day (UTC).
+    (app.spec as Record<string, unknown>)["syncWindows"] = [
+      { kind: "deny", schedule: "0 12 * * *", duration: "1h" },
+    ];
+    app.metadata.generation = 2;
+    head.sha = "b".repeat(40);
+    const held = await reconcileApp(web, ports, later(60));
+    expect(held).toMatchObject({ syncStatus: "OutOfSync", revision: "a".repeat(40) });
+    expect(status(kube)).toMatchObject({
+      nextSyncWindow: "2026-11-29T13:00:00.000Z",
+      // Health is still observed (the fake's Deployment has no status yet: Progressing).
+      healthStatus: "Progressing",
+    });
+    // Nothing about the schedule is stored (issue 14): the tick reads nextSyncWindow.
+    expect(status(kube).nextReconcileAt).toBeUndefined();
+    // Progressing wins Ready's reason; its message still says what the window holds back.
+    expect(status(kube).conditions?.[0]).toMatchObject({
+      reason: "Progressing",
+      message: expect.stringContaining(
+        `; revision ${"b".repeat(40)} is not applied: automated sync is blocked by the open deny window spec.syncWindows[0] ("0 12 * * *" UTC, 1h); next allowed at 2026-11-29T13:00:00.000Z`,
+      ),
+    });
+    expect(kube.objects.get("apps/Deployment/team-a/web")?.["spec"]).toMatchObject({
+      template: { spec: { containers: [{ image: "nginx:1" }] } },
+    });
+    const opened = await reconcileApp(web, ports, new Date("2026-11-29T13:00:00Z"));
+    expect(opened).toMatchObject({ syncStatus: "Synced", revision: "b".repeat(40) });
+    expect(status(kube).nextSyncWindow).toBeUndefined();
   });
 
   it("a run that owes no full comparison (fast path) keeps what the last full run found", async () => {

@@ -29,6 +29,7 @@ import {
   observedOutcome,
   operationOutcome,
   pendingOperation,
+  placeInventory,
   type RunOutcome,
   refuseEmptyRender,
   staleRefs,
@@ -36,6 +37,7 @@ import {
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
+import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { failedOutcome } from "./failed.ts";
@@ -66,9 +68,11 @@ const MAX_NAME = 63;
  * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
  * times in all).
  * @param now the run's clock (every time written to status derives from it)
- * @param options what the trigger knows: a full comparison owed, a revision already resolved
- * @returns the outcome and the API requests made, by verb; `error` names what failed (never a
- *   secret); `retryable` when the run ended before recording its outcome in status.
+ * @param options what the trigger knows: a full comparison owed (its slot came, or a person
+ *   asked for the run: the CLI on one App, `--force`, issue 9), a revision already resolved
+ * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
+ *   remote destination); `error` names what failed (never a secret); `retryable` when the run
+ *   ended before recording its outcome in status.
  */
 export async function reconcileApp(
   ref: NamespacedName,
@@ -77,10 +81,11 @@ export async function reconcileApp(
   options: RunOptions = {},
 ): Promise<RunResult> {
   const before = ports.kube.requestCounts();
+  const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, ports, now, options);
+      line = await runOnce(ref, remotes.ports, now, options);
       break;
     } catch (e) {
       line = {
@@ -94,7 +99,11 @@ export async function reconcileApp(
       ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
-  return { ...line, requests: requestsSince(before, ports.kube.requestCounts()) };
+  const requests = requestsSince(before, ports.kube.requestCounts());
+  for (const [verb, n] of Object.entries(remotes.counts())) {
+    requests[verb as keyof RequestCounts] += n;
+  }
+  return { ...line, requests };
 }
 
 /** The checklist. Every path ends in recordRun, the only status write of a run. */
@@ -112,12 +121,18 @@ async function runOnce(
   if (!finalizers.includes(FINALIZER)) {
     app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
   }
-  const ctx = runContext(app, ports, now, options);
+  const home = runContext(app, ports, now, options);
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
-  const spec = validateApp(ctx);
-  if (!spec.ok) return recordRun(ctx, DEFAULT_INTERVAL, await failedOutcome(ctx, spec.error));
+  const spec = validateApp(home);
+  if (!spec.ok) return recordRun(home, DEFAULT_INTERVAL, await failedOutcome(home, spec.error));
   const { interval } = spec.value;
+
+  //    Connect to the destination (another cluster: its kubeconfig Secret, issue 15).
+  const destination = await connectDestination(home, spec.value);
+  if (!destination.ok)
+    return recordRun(home, interval, await failedOutcome(home, destination.error));
+  const ctx = destination.value;
 
   // 3. Resolve the source to a revision (ls-refs, or tag → digest).
   const source = await resolveSource(ctx, spec.value);
@@ -125,8 +140,13 @@ async function runOnce(
   const { revision, auth } = source.value;
   const observed = { observedRevision: revision };
 
-  // 4. Fast path: nothing changed since the last full run, no comparison owed: health only.
-  if (isSteady(spec.value, ctx.prev, app.metadata.generation, revision, ctx.compare)) {
+  // 4. Fast path: nothing changed since the last full run, no comparison owed (its slot came,
+  //    or a person asked for the run): health only. Objects left on a former destination are
+  //    not steady: the full run moves them.
+  if (
+    ctx.departed.length === 0 &&
+    isSteady(spec.value, ctx.prev, app.metadata.generation, revision, ctx.compare)
+  ) {
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
       prev: ctx.prev,
@@ -153,11 +173,13 @@ async function runOnce(
   }
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
-  // 6. Gates: freeze, a pending operation, requiresApproval, automated.
-  const decision = decide(spec.value, ctx.prev, {
-    revision,
-    objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? ""),
-  });
+  // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
+  const decision = decide(
+    spec.value,
+    ctx.prev,
+    { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
+    now,
+  );
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
@@ -196,8 +218,9 @@ async function runOnce(
       const rejected = decision.reason === GateReason.Rejected;
       const desired = head.ok && !rejected ? head.value : undefined;
       const seen = await observe(ctx, desired, waiting);
-      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen or manual.
-      const heal =
+      // 9. Correct drift: selfHeal re-applies what drifted, unless frozen, manual or outside
+      //    a sync window.
+      const wantsHeal =
         desired !== undefined &&
         !waiting &&
         seen.comparison.drift.length > 0 &&
@@ -205,6 +228,7 @@ async function runOnce(
         spec.value.syncPolicy.automated &&
         !spec.value.freeze &&
         !decision.operation;
+      const heal = wantsHeal && !decision.window;
       const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
       const outcome = observedOutcome({
         prev: ctx.prev,
@@ -216,6 +240,10 @@ async function runOnce(
         syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
       });
       if (decision.operation) refuseOperation(ctx, outcome, decision);
+      const { window } = decision;
+      if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
+        outcome.syncWindow = window;
+      }
       // DNS follows what is applied: re-checked on each full run while that is the desired set.
       const applied =
         desired !== undefined &&
@@ -309,6 +337,16 @@ async function sync(
   const skip = new Set(unchanged.keys());
   const hostConflict = await checkHosts(ctx, changed);
   if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
+  //    A former destination first: prune what the App left there, or refuse (issue 15).
+  const departed = await pruneDeparted(ctx, spec.syncPolicy.prune);
+  if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
+    const outcome = await failedOutcome(ctx, departed.failure, { operation: decision.operation });
+    return {
+      ...outcome,
+      departed: departed.remaining,
+      events: [...departed.events, ...outcome.events],
+    };
+  }
   const stale = staleRefs(ctx.inventory, target.objects.map(refOf));
   const owners = needsOwners(changed, ctx.inventory, stale)
     ? await claimedByOthers(ctx)
@@ -350,7 +388,6 @@ async function sync(
     health,
     now: ctx.now,
   });
-  ctx.ports.inventories?.record(ctx.app, outcome.inventory);
   if (applied.adopted) {
     outcome.events.push({
       type: "Normal",
@@ -358,6 +395,13 @@ async function sync(
       message: `took over ${applied.adopted.map(describeRef).join(", ")}`,
     });
   }
+  outcome.departed = departed.remaining;
+  outcome.events.push(...departed.events);
+  if (departed.failure && !outcome.failure) outcome.failure = departed.failure;
+  ctx.ports.inventories?.record(
+    ctx.app,
+    placeInventory(outcome.inventory, ctx.destination?.server, departed.remaining),
+  );
   return withDns(outcome, dns);
 }
 

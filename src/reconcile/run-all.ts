@@ -4,9 +4,8 @@
 import type { AppRow, HealthStatus, SyncStatus } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
 import { nextRunAt } from "../plan/index.ts";
-import type { RunOptions } from "./context.ts";
 import type { Ports } from "./ports.ts";
-import { reconcileApp } from "./reconcile.ts";
+import { type RunOptions, reconcileApp } from "./reconcile.ts";
 import type { RunResult } from "./record.ts";
 
 /**
@@ -33,7 +32,8 @@ export type RunTarget = NamespacedName & { options?: RunOptions | undefined };
 /**
  * Reconciles `targets` with at most `concurrency` runs at once (default 4), calling `onResult`
  * as each finishes. Each run gets its own `now()` reading and, when `ports` is a factory,
- * its own ports (so its request counts are its own).
+ * its own ports (so its request counts are its own). Each target's own options (what its
+ * trigger knows) apply to its run.
  */
 export async function reconcileMany(
   targets: readonly RunTarget[],
@@ -48,8 +48,8 @@ export async function reconcileMany(
     while (next < targets.length) {
       const { options, ...ref } = targets[next++]!;
       // A port per run keeps each App's request counts its own.
-      const p = typeof ports === "function" ? ports() : ports;
-      const r = await reconcileApp(ref, p, now(), options).catch(
+      const run = typeof ports === "function" ? ports() : ports;
+      const r = await reconcileApp(ref, run, now(), options).catch(
         (err): RunResult => ({
           app: nameOf(ref),
           outcome: "Failed",

@@ -215,8 +215,17 @@ export async function renderRevision(
   if (!rendered.ok) return err(renderFailed(rendered.error));
   const hashes = new Map<string, string>();
   for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
-  // Order-independent (issue 14): the same objects in another order are the same render.
-  return ok({ revision, objects: rendered.value, objectHash: await renderHash(hashes), hashes });
+  // Order-independent (issue 14): the same objects in another order are the same render. The
+  // destination is part of what is applied: a new cluster means a sync (issue 15).
+  const objectHash = await renderHash(hashes);
+  return ok({
+    revision,
+    objects: rendered.value,
+    objectHash: ctx.destination
+      ? await hashObjects([ctx.destination.server, objectHash])
+      : objectHash,
+    hashes,
+  });
 }
 
 /** spec.source.kustomize or .helm given for a path that is not a kustomization or chart. */

@@ -15,8 +15,18 @@ describe("parseRuntimeConfig", () => {
       allowedClusterKinds: [],
       concurrency: 4,
       ingress: {},
+      allowInsecureDestinations: false,
     });
     expect(parseRuntimeConfig({ PLUMB_INGRESS_CLASS: "", PLUMB_DNS_ZONE: "" }).dns).toBeUndefined();
+  });
+
+  it("PLUMB_ALLOW_INSECURE_DESTINATIONS: true or false, nothing else", () => {
+    expect(
+      parseRuntimeConfig({ PLUMB_ALLOW_INSECURE_DESTINATIONS: "true" }).allowInsecureDestinations,
+    ).toBe(true);
+    expect(() => parseRuntimeConfig({ PLUMB_ALLOW_INSECURE_DESTINATIONS: "yes" })).toThrow(
+      'PLUMB_ALLOW_INSECURE_DESTINATIONS: must be "true" or "false"',
+    );
   });
 
   it("reads the ingress class and cert-manager issuer", () => {

@@ -1,5 +1,7 @@
 // Runtime configuration shared by the Worker and Node roots, validated at start-up.
 import { z } from "zod";
+import { parseDuration } from "../app/duration.ts";
+import type { RetryOptions } from "../kube/index.ts";
 
 /** Reconciler settings from env/bindings (the HTTP settings are in src/http/config.ts). */
 export interface RuntimeConfig {
@@ -13,6 +15,18 @@ export interface RuntimeConfig {
   ingress: { ingressClassName?: string; clusterIssuer?: string };
   /** DNS records for the Apps' domains in one Cloudflare zone; absent when not configured. */
   dns?: DnsConfig;
+  /**
+   * App kubeconfigs (spec.destination.cluster) may set insecure-skip-tls-verify
+   * (PLUMB_ALLOW_INSECURE_DESTINATIONS=true; off: the server's certificate is always checked).
+   */
+  allowInsecureDestinations: boolean;
+  /**
+   * Kubernetes API requests: deadline of one attempt and of a request with its retries, ms
+   * (PLUMB_KUBE_TIMEOUT, PLUMB_KUBE_DEADLINE; Go durations such as "15s"). Undefined: the
+   * transport's defaults (src/kube/retry.ts).
+   */
+  kubeTimeoutMs?: number;
+  kubeDeadlineMs?: number;
 }
 
 /** Cloudflare DNS settings (all of PLUMB_CLOUDFLARE_API_TOKEN, _ZONE_ID, PLUMB_DNS_ZONE, _TARGET). */
@@ -50,6 +64,17 @@ const OPTIONAL_EMPTY = new Set<string>([
   "PLUMB_CLUSTER_ISSUER",
 ]);
 
+const duration = z
+  .string()
+  .refine((v) => {
+    try {
+      return parseDuration(v) > 0;
+    } catch {
+      return false;
+    }
+  }, 'must be a duration such as "15s" or "1m"')
+  .optional();
+
 const name = (what: string) =>
   z.string().max(253).regex(DNS_SUBDOMAIN, `must be the name of ${what}`).optional();
 
@@ -79,6 +104,11 @@ const Env = z.object({
     )
     .optional(),
   PLUMB_DNS_PROXIED: z.enum(["true", "false"], "must be true or false").optional(),
+  PLUMB_ALLOW_INSECURE_DESTINATIONS: z
+    .enum(["true", "false"], { error: 'must be "true" or "false"' })
+    .optional(),
+  PLUMB_KUBE_TIMEOUT: duration,
+  PLUMB_KUBE_DEADLINE: duration,
 });
 
 function isIpv6(text: string): boolean {
@@ -124,7 +154,10 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
     allowedClusterKinds: list(d.PLUMB_ALLOWED_CLUSTER_KINDS),
     concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
     ingress,
+    allowInsecureDestinations: d.PLUMB_ALLOW_INSECURE_DESTINATIONS === "true",
   };
+  if (d.PLUMB_KUBE_TIMEOUT) config.kubeTimeoutMs = parseDuration(d.PLUMB_KUBE_TIMEOUT);
+  if (d.PLUMB_KUBE_DEADLINE) config.kubeDeadlineMs = parseDuration(d.PLUMB_KUBE_DEADLINE);
   const set = DNS_VARS.filter((v) => d[v] !== undefined);
   if (set.length > 0 && set.length < DNS_VARS.length) {
     const missing = DNS_VARS.filter((v) => !set.includes(v));
@@ -141,4 +174,19 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
     };
   }
   return config;
+}
+
+/**
+ * The Kubernetes transport's retry options from the settings: the deadlines, and `log` told of
+ * each retry ({msg: "retrying kubernetes request", request, attempt, cause, waitMs}).
+ */
+export function kubeRetryOptions(
+  config: RuntimeConfig,
+  log: (entry: Record<string, unknown>) => void,
+): RetryOptions {
+  return {
+    ...(config.kubeTimeoutMs ? { attemptTimeoutMs: config.kubeTimeoutMs } : {}),
+    ...(config.kubeDeadlineMs ? { deadlineMs: config.kubeDeadlineMs } : {}),
+    onRetry: (e) => log({ msg: "retrying kubernetes request", ...e }),
+  };
 }

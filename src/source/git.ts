@@ -5,7 +5,6 @@
 import type { HttpClient } from "isomorphic-git";
 import git from "isomorphic-git";
 import webHttp from "isomorphic-git/http/web";
-import { createFsFromVolume, Volume } from "memfs";
 import type { GitSource } from "../app/index.ts";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
@@ -51,7 +50,7 @@ export interface GitPortOptions {
 
 /** A revision fetched into memory: what collectManifests and collectRepository read. */
 interface Fetched {
-  fs: ReturnType<typeof createFsFromVolume>;
+  fs: ReturnType<typeof import("memfs").createFsFromVolume>;
   gitdir: string;
   cache: object;
 }
@@ -239,6 +238,9 @@ async function fetchRevision(
   oid: string,
   pinned: boolean,
 ): Promise<Fetched> {
+  // memfs only when a fetch happens: a no-op run resolves and stops (issue 14).
+  // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
+  const { createFsFromVolume, Volume } = (await import("memfs")).default;
   const fs = createFsFromVolume(new Volume());
   const gitdir = "/repo.git";
   const cache = {};

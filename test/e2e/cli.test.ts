@@ -19,7 +19,7 @@ async function plumb(
 ): Promise<{ code: number; lines: Array<Record<string, unknown>>; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [
-      join(ROOT, "functions/cli.ts"),
+      join(ROOT, "functions/plumb.mjs"),
       ...args,
       "--kubeconfig",
       kubeconfig(),

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import { configurationFromKubeConfig, transportFromConfiguration } from "../../src/kube/index.ts";
+import { nodeKubeTransport } from "../../src/kube/node.ts";
 import { installAppCrd } from "../support/kube-api.ts";
 
 declare module "vitest" {
@@ -38,7 +38,7 @@ export default async function setup(project: TestProject) {
       rmSync(dir, { recursive: true, force: true });
     };
   }
-  await installAppCrd(transportFromConfiguration(configurationFromKubeConfig(kubeconfig)));
+  await installAppCrd(nodeKubeTransport(kubeconfig));
   project.provide("kubeconfig", kubeconfig);
   return stop;
 }

@@ -49,7 +49,14 @@ beforeAll(async () => {
   });
   server = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(PORT), "--kubeconfig", kubeconfig()],
+    [
+      join(ROOT, "functions/plumb.mjs"),
+      "serve",
+      "--port",
+      String(PORT),
+      "--kubeconfig",
+      kubeconfig(),
+    ],
     {
       env: {
         ...process.env,
@@ -180,7 +187,7 @@ describe("plumb serve", () => {
     });
     expect(stale.status).toBe(409);
     expect(await stale.json()).toEqual({
-      message: `stale revision: held is ${sha}`,
+      message: `stale revision: held is ${sha.slice(0, 7)}, not "${"0".repeat(40)}"`,
       heldRevision: sha,
     });
     const ok = await fetch(`${url}/approve`, {

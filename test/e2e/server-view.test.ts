@@ -1,6 +1,6 @@
 // Apply and drift as the API server sees them (issue 10): each kind's example on the real
-// control plane, with the right value asserted. Runs use `interval: 1s` and a clock that moves
-// past nextReconcileAt, so every run makes a full comparison.
+// control plane, with the right value asserted. Every run owes a full comparison (compare: true,
+// as when the App's slot comes).
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { App } from "../../src/app/index.ts";

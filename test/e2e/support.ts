@@ -5,13 +5,12 @@ import { inject } from "vitest";
 import { type App, appRow } from "../../src/app/index.ts";
 import type { KubeObject } from "../../src/core/index.ts";
 import {
-  configurationFromKubeConfig,
   createKubePort,
   type DiscoveryCache,
   type KubeAppStore,
   type KubeTransport,
-  transportFromConfiguration,
 } from "../../src/kube/index.ts";
+import { nodeKubeTransport } from "../../src/kube/node.ts";
 import { lastSlot } from "../../src/plan/index.ts";
 import type { Ports } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
@@ -22,7 +21,7 @@ export const kubeconfig = (): string => inject("kubeconfig");
 let shared: KubeTransport | undefined;
 /** The raw transport (admin credentials) for requests the KubePort does not make. */
 export function transport(): KubeTransport {
-  shared ??= transportFromConfiguration(configurationFromKubeConfig(kubeconfig()));
+  shared ??= nodeKubeTransport(kubeconfig());
   return shared;
 }
 

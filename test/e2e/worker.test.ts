@@ -4,6 +4,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import type { FaultProxy } from "../support/fault-proxy.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -12,7 +13,6 @@ import {
   type TestRepo,
 } from "../support/git-server.ts";
 import { sendGithubPush } from "../support/github.ts";
-import type { KubeProxy } from "../support/kube-proxy.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import { pushAppliesCommit } from "./cases/push.case.ts";
 import {
@@ -31,7 +31,7 @@ const SECRET = "worker-webhook-secret";
 
 let git: GitServer;
 let workerd: Workerd;
-let proxy: KubeProxy;
+let proxy: FaultProxy;
 let base: string;
 let repo: TestRepo;
 
@@ -143,47 +143,124 @@ describe("plumb in workerd", () => {
     });
   });
 
-  it("the scheduled handler reconciles exactly the due Apps through the queue, retrying a failed message", async () => {
-    // Apps on one repository and ref travel in one message (one fetch): a message is retried
-    // whole, and the App that had succeeded finds nothing new and writes nothing again.
+  it("the scheduled handler reconciles exactly the due Apps through the queue; 503s are retried in the run, a failed run by the queue", async () => {
+    // Apps on one repository and ref travel in one message (one fetch, issue 14): a message is
+    // retried whole, and the Apps that had succeeded find nothing new and write nothing again.
     await createNamespace("cron");
     const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
     const r = await git.createRepo("cron", {
       "due/cm.yaml": cm("due"),
       "flaky/cm.yaml": cm("flaky"),
+      "denied/cm.yaml": cm("denied"),
       "fresh/cm.yaml": cm("fresh"),
     });
-    for (const name of ["due", "flaky", "fresh"]) {
+    for (const name of ["due", "flaky", "denied", "fresh"]) {
       await createApp("cron", name, { source: { git: { url: r.url, path: name } } });
     }
     // "fresh" is reconciled and its slot is nowhere near this tick (an interval whose slot,
     // derived from its uid, lies more than 10 minutes away), so it is not due.
     await awayFromSlot("cron", "fresh");
     await reconcileApp({ namespace: "cron", name: "fresh" }, realPorts(), new Date());
-    proxy.failNext("/namespaces/cron/apps/flaky", 2);
+    // Two 503s: the transport's retries absorb them within the run.
+    const flaky = proxy.inject({
+      method: "GET",
+      path: "/namespaces/cron/apps/flaky",
+      times: 2,
+      fault: { status: 503 },
+    });
+    // A 403 is not retried: the run fails and the queue delivers the message again.
+    const denied = proxy.inject({
+      method: "GET",
+      path: "/namespaces/cron/apps/denied",
+      fault: { status: 403, reason: "Forbidden", message: "apps is forbidden (injected)" },
+    });
     const seen = proxy.requests.length;
     const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
     expect(res.status).toBe(200);
     await waitFor(
       "due and flaky reconciled",
       async () => {
-        const [due, flaky] = await Promise.all([getApp("cron", "due"), getApp("cron", "flaky")]);
-        return due.status?.syncStatus === "Synced" && flaky.status?.syncStatus === "Synced";
+        const apps = await Promise.all(["due", "flaky", "denied"].map((n) => getApp("cron", n)));
+        return apps.every((a) => a.status?.syncStatus === "Synced");
       },
       60_000,
     ).catch((err) => {
       throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
     });
     const after = proxy.requests.slice(seen);
-    const count = (method: string, name: string, sub = "") =>
+    const gets = (name: string) =>
       after.filter(
-        (x) => x === `${method} /apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}${sub}`,
+        (x) =>
+          x.method === "GET" &&
+          x.path.startsWith(`/apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}`),
       ).length;
-    expect(count("GET", "fresh")).toBe(0);
-    // flaky failed twice (the message came back twice) and then succeeded; due came with it.
-    expect(count("GET", "flaky")).toBe(3);
-    expect(count("GET", "due")).toBe(3);
-    expect(count("PUT", "due", "/status")).toBe(1);
-    expect(count("PUT", "flaky", "/status")).toBe(1);
+    const statusWrites = (name: string) =>
+      after.filter(
+        (x) =>
+          x.method === "PUT" &&
+          x.path === `/apis/plumb.dev/v1alpha1/namespaces/cron/apps/${name}/status`,
+      ).length;
+    expect(gets("fresh")).toBe(0);
+    // One delivery, then one more for denied's 403 (the message comes back whole).
+    expect(gets("due")).toBe(2);
+    expect(flaky.hits()).toBe(2);
+    expect(gets("flaky")).toBe(4);
+    expect(denied.hits()).toBe(1);
+    expect(gets("denied")).toBe(2);
+    // The second delivery found nothing new for due and flaky: no second status write.
+    expect(statusWrites("due")).toBe(1);
+    expect(statusWrites("flaky")).toBe(1);
+  });
+
+  it("sync windows are read in workerd as in Node: a deny window in Asia/Kathmandu holds a new App back", async () => {
+    // A window that opened at the start of this hour in Kathmandu (UTC+5:45) and lasts 2 h.
+    const now = new Date();
+    const part = (type: string) =>
+      Number(
+        new Intl.DateTimeFormat("en-US", {
+          timeZone: "Asia/Kathmandu",
+          hour: "numeric",
+          minute: "numeric",
+          hourCycle: "h23",
+        })
+          .formatToParts(now)
+          .find((p) => p.type === type)?.value,
+      );
+    const opened = new Date(
+      now.getTime() -
+        part("minute") * 60_000 -
+        now.getUTCSeconds() * 1000 -
+        now.getUTCMilliseconds(),
+    );
+    await createNamespace("worker-windows");
+    await createApp("worker-windows", "held", {
+      source: { git: { url: repo.url } },
+      syncWindows: [
+        {
+          kind: "deny",
+          schedule: `0 ${part("hour")} * * *`,
+          duration: "2h",
+          timeZone: "Asia/Kathmandu",
+        },
+      ],
+    });
+    const res = await fetch(`${base}/__scheduled?cron=*+*+*+*+*`);
+    expect(res.status).toBe(200);
+    const app = await waitFor(
+      "the App held back by its window",
+      async () => {
+        const a = await getApp("worker-windows", "held");
+        return a.status?.syncStatus ? a : undefined;
+      },
+      60_000,
+    ).catch((err) => {
+      throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
+    });
+    expect(app.status?.syncStatus).toBe("OutOfSync");
+    expect(app.status?.revision).toBeUndefined();
+    expect(app.status?.nextSyncWindow).toBe(new Date(opened.getTime() + 7_200_000).toISOString());
+    expect(app.status?.conditions?.find((c) => c.type === "Ready")?.reason).toBe(
+      "OutsideSyncWindow",
+    );
   });
 });

@@ -1,4 +1,4 @@
-// `plumb serve` as a child process for e2e tests: a free port, its output kept, stopped after.
+// `plumb serve` (the bin) as a child process for e2e tests: a free port, its output kept, stopped after.
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
@@ -25,13 +25,28 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Starts `plumb serve` against `kubeconfig` with `env` added; resolves once /healthz answers. */
-export async function startServe(kubeconfig: string, env: Record<string, string>): Promise<Served> {
+/**
+ * Starts `plumb serve` against `kubeconfig` with `env` added and `args` (e.g. --schedule);
+ * resolves once /healthz answers.
+ */
+export async function startServe(
+  kubeconfig: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<Served> {
   const port = await freePort();
   let output = "";
   const child: ChildProcess = spawn(
     process.execPath,
-    [join(ROOT, "functions/cli.ts"), "serve", "--port", String(port), "--kubeconfig", kubeconfig],
+    [
+      join(ROOT, "functions/plumb.mjs"),
+      "serve",
+      "--port",
+      String(port),
+      "--kubeconfig",
+      kubeconfig,
+      ...args,
+    ],
     { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   child.stdout?.on("data", (d) => (output += d));

@@ -1,5 +1,5 @@
 // The Worker in workerd (`wrangler dev`) against a local control plane, for tests and the
-// benchmark. The API server is reached through the plain-HTTP kube proxy: workerd's fetch will
+// benchmark. The API server is reached through the plain-HTTP fault proxy: workerd's fetch will
 // not trust the cluster's private CA.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parse } from "yaml";
-import { type KubeProxy, startKubeProxy } from "./kube-proxy.ts";
+import { type FaultProxy, startFaultProxy } from "./fault-proxy.ts";
 import { sleep, waitFor } from "./wait.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -53,8 +53,8 @@ export async function stopChild(
 export interface Workerd {
   /** http://127.0.0.1:<port> of the Worker. */
   base: string;
-  /** The kube proxy the Worker talks through (its request log, fault injection). */
-  proxy: KubeProxy;
+  /** The proxy the Worker talks through (its request log, fault injection). */
+  proxy: FaultProxy;
   /** wrangler's output so far. */
   output(): string;
   stop(): Promise<void>;
@@ -75,7 +75,10 @@ export async function startWorkerd(
   const kc = parse(readFileSync(kubeconfig, "utf8")) as {
     clusters: Array<{ cluster: { server: string } }>;
   };
-  const proxy = await startKubeProxy(kc.clusters[0]!.cluster.server, join(dir, "ca.crt"));
+  const proxy = await startFaultProxy({
+    server: kc.clusters[0]!.cluster.server,
+    caFile: join(dir, "ca.crt"),
+  });
   const token = readFileSync(join(dir, "token"), "utf8").trim();
   const port = await freePort();
   const inspector = await freePort();

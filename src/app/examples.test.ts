@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { validateSpec } from "../../src/app/index.ts";
+import { validateSpec } from "./index.ts";
 
 const DIR = resolve(import.meta.dirname, "../../infra/examples");
 
