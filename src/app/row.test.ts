@@ -25,6 +25,8 @@ const app: App = {
     healthStatus: "Progressing",
     syncStatus: "OutOfSync",
     revision: "a".repeat(40),
+    nextSyncWindow: "2026-11-29T13:00:00Z",
+    redeliverAt: "2026-11-29T12:00:30Z",
   },
 };
 
@@ -41,6 +43,8 @@ const expected = {
   healthStatus: "Progressing",
   syncStatus: "OutOfSync",
   revision: "a".repeat(40),
+  nextSyncWindow: "2026-11-29T13:00:00Z",
+  redeliverAt: "2026-11-29T12:00:30Z",
   git: { url: "https://git.example/o/r.git", ref: "main", secretName: "git" },
 };
 
@@ -63,7 +67,9 @@ describe("AppRow", () => {
       Name: "web",
       Sync: "OutOfSync",
       Health: "Progressing",
-      Revision: "a".repeat(40),
+      // The default column shows the short form; the row reads the full one.
+      Revision: "aaaaaaa",
+      "Applied Revision": "a".repeat(40),
       Age: "3d",
       Namespace: "team-a",
       UID: "u-1",
@@ -75,6 +81,8 @@ describe("AppRow", () => {
       "Observed Generation": 2,
       Failures: 1,
       "Last Reconciled": "2026-11-29T11:00:00Z",
+      "Next Sync Window": "2026-11-29T13:00:00Z",
+      "Redeliver At": "2026-11-29T12:00:30Z",
       Deleting: "2026-11-29T12:00:00Z",
     };
     expect(

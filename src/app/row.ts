@@ -106,6 +106,12 @@ export const ROW_COLUMNS = [
     description: "When undelivered notifications are retried.",
   },
   {
+    name: "Applied Revision",
+    type: "string",
+    jsonPath: ".status.revision",
+    description: "The revision applied (in full; Revision shows its short form).",
+  },
+  {
     name: "Deleting",
     type: "string",
     jsonPath: ".metadata.deletionTimestamp",
@@ -114,7 +120,7 @@ export const ROW_COLUMNS = [
 ] as const satisfies readonly RowColumn[];
 
 /** The default printer columns (priority 0) the rows also read. */
-const DEFAULT_COLUMNS = { health: "Health", sync: "Sync", revision: "Revision" } as const;
+const DEFAULT_COLUMNS = { health: "Health", sync: "Sync" } as const;
 
 /** The row of a full App (a list or get in JSON). */
 export function appRow(app: App): AppRow {
@@ -185,7 +191,7 @@ export function rowFromCells(
   set("redeliverAt", text("Redeliver At"));
   set("healthStatus", text(DEFAULT_COLUMNS.health));
   set("syncStatus", text(DEFAULT_COLUMNS.sync));
-  set("revision", text(DEFAULT_COLUMNS.revision));
+  set("revision", text("Applied Revision"));
   const url = text("Source");
   if (url) {
     row.git = { url, ref: text("Ref") ?? "HEAD" };

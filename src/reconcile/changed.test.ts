@@ -136,4 +136,21 @@ describe("a sync applies only what changed (issue 14)", () => {
     expect(after.patch - before.patch).toBe(0);
     expect(after.create - before.create).toBe(0);
   });
+
+  it("a Sync operation (a person asked) applies every object again", async () => {
+    const { kube, commit, applied, run, status } = setup();
+    commit("a", files());
+    await run();
+    await run(true);
+    const app = kube.apps.get("team-a/many")!;
+    app.spec = {
+      ...(app.spec as Record<string, unknown>),
+      operation: { id: "op-1", type: "Sync", requestedBy: "api:ops" },
+    };
+    app.metadata.generation = (app.metadata.generation ?? 1) + 1;
+    applied.length = 0;
+    expect(await run()).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(applied).toHaveLength(N);
+    expect(status().operationState).toMatchObject({ type: "Sync", phase: "Succeeded" });
+  });
 });

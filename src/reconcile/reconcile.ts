@@ -328,11 +328,15 @@ async function sync(
   //    object in the form last applied and seen live and as desired is left alone (issue 14).
   //    A host another Ingress serves: nothing. The other Apps' inventories are read only when
   //    an object is new to this one, a Namespace, or pruned.
-  const unchanged = unchangedObjects(target.objects, target.hashes, {
-    inventory: ctx.inventory,
-    resources: ctx.prev.resources,
-    drift: ctx.prev.drift,
-  });
+  //    An operation (Sync, Deploy, Rollback, Approve: a person asked) applies the whole desired
+  //    state again, as Argo CD's sync does.
+  const unchanged = decision.operation
+    ? new Map<string, { status: HealthStatus; message?: string }>()
+    : unchangedObjects(target.objects, target.hashes, {
+        inventory: ctx.inventory,
+        resources: ctx.prev.resources,
+        drift: ctx.prev.drift,
+      });
   const changed = target.objects.filter((o) => !unchanged.has(refKey(refOf(o))));
   const skip = new Set(unchanged.keys());
   const hostConflict = await checkHosts(ctx, changed);
