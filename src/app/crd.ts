@@ -131,9 +131,10 @@ export function appCrd(): Json {
             { name: "Health", type: "string", jsonPath: ".status.healthStatus" },
             { name: "Revision", type: "string", jsonPath: ".status.shortRevision" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
-            { name: "Message", type: "string", jsonPath: READY(".message"), priority: 1 },
             // What the scheduled tick reads from the compact (Table) list: `-o wide` only.
             ...ROW_COLUMNS.map((c) => ({ ...c, priority: 1 })),
+            // Last, so the longest cell ends the wide line.
+            { name: "Message", type: "string", jsonPath: READY(".message"), priority: 1 },
           ],
           schema: {
             openAPIV3Schema: {

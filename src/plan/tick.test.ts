@@ -73,6 +73,14 @@ describe("dueRows", () => {
       },
     ]);
   });
+
+  it("an App being deleted is due without a source (its finalizer looks nothing up)", () => {
+    const r = row(5, { deleting: true });
+    expect(dueRows([r], { at: T0, periodMs: MIN })).toEqual([
+      expect.objectContaining({ name: "app-5", reason: "deleting" }),
+    ]);
+    expect(dueRows([r], { at: T0, periodMs: MIN })[0]).not.toHaveProperty("source");
+  });
 });
 
 describe("sources", () => {

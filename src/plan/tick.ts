@@ -62,7 +62,8 @@ export interface TickOptions {
 
 /**
  * The due Apps among `rows` at `tick` (dueAt), in the order given; with `force` every App,
- * each owing a full comparison; with `shard`, only that shard's Apps.
+ * each owing a full comparison; with `shard`, only that shard's Apps. An App being deleted
+ * carries no source (nothing to look up for its finalizer).
  */
 export function dueRows(rows: readonly AppRow[], tick: Tick, options: TickOptions = {}): DueApp[] {
   const out: DueApp[] = [];
@@ -73,7 +74,9 @@ export function dueRows(rows: readonly AppRow[], tick: Tick, options: TickOption
       : dueAt(row, tick);
     if (!due) continue;
     const app: DueApp = { namespace: row.namespace, name: row.name, ...due };
-    const source = rowSource(row);
+    // Finalizing needs no source: an App being deleted is not looked up (its repository may
+    // be gone), so its run waits on nothing but the cluster.
+    const source = due.reason === "deleting" ? undefined : rowSource(row);
     if (source) app.source = source;
     out.push(app);
   }
