@@ -2,7 +2,7 @@
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
-// `--scale-only` only issue 14's measurements (section 9).
+// `--scale-only` only issue 14's measurements (section 10).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";

@@ -80,6 +80,15 @@ export function scaleTargets(
       : "not measured",
     pass: m ? m.process.cpuMs <= 60_000 && m.git.fetch <= 2 && m.process.exit === 0 : undefined,
   });
+  const f = m?.forced;
+  out.push({
+    target:
+      "14.4 one source lookup per repository and ref — forced tick of 1,000 Apps, ≤ 1 ls-refs",
+    measured: f
+      ? `${f.git.lsRefs} ls-refs, ${f.git.fetch} fetches, ${s(f.process.cpuMs)} CPU, ${s(f.process.wallMs)} wall`
+      : "not measured",
+    pass: f ? f.git.lsRefs <= 1 && f.git.fetch <= 1 && f.process.exit === 0 : undefined,
+  });
   const w = r?.tick?.workerd;
   out.push({
     target: `14.5 Worker tick over 10,000 Apps within ${WORKER_MEMORY_MIB} MB and its CPU limit`,
