@@ -51,4 +51,25 @@ describe("claimedByOthers", () => {
     expect(forC.get("/ConfigMap/ns/x")).toEqual(["ns/a"]);
     expect(kube.calls.listApps).toEqual([undefined]);
   });
+
+  it("with a tick's index, claims on another cluster do not contend (issue 15)", async () => {
+    const remote = "https://b.example:6443";
+    const d = app("d", "u-d", [{ ...cm("x"), cluster: remote } as ReturnType<typeof cm>]);
+    const kube = new FakeKube([a, d]);
+    const inventories = createInventoryIndex();
+    const ports: Ports = { kube, git: {} as never, holder: "t", inventories };
+    // a, on the home cluster, owns x there; d owns an x on cluster B only.
+    const forD = await claimedByOthers(runContext(d, ports, new Date()), remote);
+    expect(forD.get("/ConfigMap/ns/x")).toBeUndefined();
+    const forDHome = await claimedByOthers(runContext(d, ports, new Date()), undefined);
+    expect(forDHome.get("/ConfigMap/ns/x")).toEqual(["ns/a"]);
+    // a's sync moves x to cluster B: now it contends with d there, and no longer at home.
+    inventories.record(a, [{ ...cm("x"), cluster: remote }]);
+    expect(
+      (await claimedByOthers(runContext(d, ports, new Date()), remote)).get("/ConfigMap/ns/x"),
+    ).toEqual(["ns/a"]);
+    expect(
+      (await claimedByOthers(runContext(d, ports, new Date()), undefined)).get("/ConfigMap/ns/x"),
+    ).toBeUndefined();
+  });
 });
