@@ -227,6 +227,9 @@ export function scaleReport(r: ScaleResults | undefined): string[] {
       "",
       `podinfo-webapp (${st.app}), ${st.runs} full comparisons 16 s apart: ${st.runsWithWrites} wrote (before: ${ISSUE_BEFORE.hpaNoop}).`,
     );
+    for (const [i, fields] of (st.changed ?? []).entries()) {
+      lines.push(`  write ${i + 1} changed: ${fields.join("; ") || "(only times)"}`);
+    }
   }
   const t = r.tick;
   if (t) {

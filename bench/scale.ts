@@ -26,6 +26,8 @@ export interface SteadyRuns {
   runsWithWrites: number;
   /** What each run wrote (verbs), for the report. */
   writes: number[];
+  /** For each run that wrote: the status fields it changed (path: before → after). */
+  changed: string[][];
   settled: boolean;
 }
 
@@ -61,8 +63,10 @@ const minus = (a: GitRequestKinds, b: GitRequestKinds): GitDelta => ({
 });
 
 /**
- * Target 2: podinfo-webapp settled, then `runs` full comparisons 16 s apart (the HPA controller
- * syncs every 15 s, and its AmbiguousSelector message lists the HPAs in map order). Each run
+ * Target 2: podinfo-webapp settled (the fast path quiet, the Deployments available, every HPA
+ * reporting, then 31 s for two more HPA syncs and one full comparison to record that state),
+ * then `runs` full comparisons 16 s apart (the HPA controller syncs every 15 s, and its
+ * AmbiguousSelector message lists the HPAs in map order). Each run
  * is a scheduled run whose slot came (compare, and a clock an interval later, so a checkout
  * that schedules by status.nextReconcileAt compares too).
  */
@@ -77,13 +81,38 @@ export async function steadyRuns(r: Runner, runs = 7): Promise<SteadyRuns> {
   const ref = { namespace: ns, name: "podinfo" };
   const discovery = new DiscoveryCache();
   const s = await settle(r, ref, discovery, 120_000);
+  // Settled for the fast path is not settled for the HPA controller: wait until the
+  // Deployments are available and every HPA has reported, then two more of its 15 s syncs (its
+  // conditions move from "waiting" to what it will keep saying), and record that state once.
+  const hpasSettled = await waitUntil(120_000, async () => {
+    const deploys = (await r.kube.api("GET", `/apis/apps/v1/namespaces/${ns}/deployments`)) as {
+      items: Array<{ status?: { availableReplicas?: number } }>;
+    };
+    const hpas = (await r.kube.api(
+      "GET",
+      `/apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers`,
+    )) as { items: Array<{ status?: { conditions?: Array<{ type: string }> } }> };
+    return (
+      deploys.items.every((d) => (d.status?.availableReplicas ?? 0) > 0) &&
+      hpas.items.every((h) => h.status?.conditions?.some((c) => c.type === "ScalingActive"))
+    );
+  });
+  await sleep(31_000);
+  await measuredRun(r, ref, discovery, new Date(Date.now() + 3_600_000), true);
   const writes: number[] = [];
+  const changed: string[][] = [];
   let at = Date.now() + 3_600_000;
   for (let i = 0; i < runs; i++) {
     at += 61_000;
+    const before = (await r.kube.getApp(ns, "podinfo")).status ?? {};
     const sample = await measuredRun(r, ref, discovery, new Date(at), true);
     const q = sample.requests;
-    writes.push(q.create + q.update + q.patch + q.delete);
+    const w = q.create + q.update + q.patch + q.delete;
+    writes.push(w);
+    if (w > 0) {
+      const after = (await r.kube.getApp(ns, "podinfo")).status ?? {};
+      changed.push(statusDiff(before, after));
+    }
     if (i < runs - 1) await sleep(16_000);
   }
   return {
@@ -91,8 +120,31 @@ export async function steadyRuns(r: Runner, runs = 7): Promise<SteadyRuns> {
     runs,
     runsWithWrites: writes.filter((w) => w > 0).length,
     writes,
-    settled: s.settled,
+    changed,
+    settled: s.settled && hpasSettled,
   };
+}
+
+/** Polls `done` every second until it is true (true) or `timeoutMs` passed (false). */
+async function waitUntil(timeoutMs: number, done: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await done().catch(() => false)) return true;
+    await sleep(1000);
+  }
+  return false;
+}
+
+/** The leaves that differ between two statuses, as "path: before → after" (times left out). */
+function statusDiff(a: unknown, b: unknown, path = "status"): string[] {
+  if (JSON.stringify(a) === JSON.stringify(b)) return [];
+  const isObj = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null;
+  if (isObj(a) && isObj(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])];
+    return keys.flatMap((k) => (/Time$|At$/.test(k) ? [] : statusDiff(a[k], b[k], `${path}.${k}`)));
+  }
+  const show = (x: unknown) => JSON.stringify(x)?.slice(0, 160) ?? "absent";
+  return [`${path}: ${show(a)} → ${show(b)}`];
 }
 
 /** Creates MANY Apps in `ns`, App i on path c/i of one repository, interval 1m. */
