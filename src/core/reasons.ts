@@ -26,6 +26,13 @@ export const FailureReason = {
    * refused, TLS failure, timeout, 401/403. Nothing is applied or pruned; retried with backoff.
    */
   DestinationUnreachable: "DestinationUnreachable",
+  /**
+   * A request to the Kubernetes API failed after the transport's retries; the run stopped
+   * there (what it wrote before stays tracked in the inventory).
+   */
+  ApiFailed: "ApiFailed",
+  /** The run stopped on an error plumb did not expect (a bug: the message says where). */
+  InternalError: "InternalError",
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 

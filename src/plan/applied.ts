@@ -55,6 +55,8 @@ export interface AppliedInput {
   recreated?: ReadonlyArray<{ ref: ObjectRef; fields: readonly string[] }>;
   /** Jobs not applied: finished and removed by their TTL (marked `finished` in the inventory). */
   finished?: ReadonlySet<string>;
+  /** refKeys of failed objects the API server may have stored all the same. */
+  uncertain?: ReadonlySet<string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -124,6 +126,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     previous: input.previous,
     desired: desiredRefs,
     failed: new Set(input.failed.keys()),
+    ...(input.uncertain ? { uncertain: input.uncertain } : {}),
     kept: [
       ...input.prune.failed.map((f) => f.ref),
       ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),

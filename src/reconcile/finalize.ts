@@ -1,14 +1,17 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER, validateSpec } from "../app/index.ts";
-import { EventReason, FailureReason } from "../core/index.ts";
+import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
+import { abortedOutcome } from "./failed.ts";
+import { withLease } from "./lease.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import { executePrune, pruneErrors } from "./prune.ts";
 import { type RunLine, recordRun } from "./record.ts";
+import { isRecordable } from "./settle.ts";
 
 /**
  * With syncPolicy.prune (the default), prunes every inventory object no other App claims
@@ -22,19 +25,50 @@ import { type RunLine, recordRun } from "./record.ts";
  * rendered by team-a/demo-b". Objects on other clusters (a remote destination, issue 15) are
  * pruned there first; a cluster that cannot be reached keeps the finalizer
  * (DestinationUnreachable, retried with backoff) unless the App is annotated
- * plumb.dev/orphan-unreachable: "true".
+ * plumb.dev/orphan-unreachable: "true". Under the App's Lease, as every write to objects is; a
+ * request that fails for good is recorded (ApiFailed) and the finalizer kept.
  */
 export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return { app: ctx.id, outcome: "Finalized" };
   const spec = validateSpec(ctx.app.spec);
-  const prune = spec.ok ? spec.value.syncPolicy.prune : true;
+  const interval = spec.ok ? spec.value.interval : "5m";
+  const body = async (leased: RunContext) => {
+    try {
+      return await finalize(leased, spec.ok ? spec.value.syncPolicy.prune : true, interval);
+    } catch (e) {
+      if (!isRecordable(e)) throw e;
+      return recordRun(leased, interval, abortedOutcome(leased, e));
+    }
+  };
+  try {
+    return await withLease(ctx, body);
+  } catch (e) {
+    // In a terminating namespace no Lease can be created (NamespaceLifecycle admission: 403),
+    // by this run or any other, so none can be applying: finalize without it.
+    if (e instanceof KubeApiError && e.status === 403 && (await terminating(ctx))) return body(ctx);
+    throw e;
+  }
+}
+
+/** The App's namespace is being deleted (status.phase Terminating). */
+async function terminating(ctx: RunContext): Promise<boolean> {
+  const ns = await ctx.ports.kube.get({
+    apiVersion: "v1",
+    kind: "Namespace",
+    name: ctx.ref.namespace,
+  });
+  return (ns?.["status"] as { phase?: string } | undefined)?.phase === "Terminating";
+}
+
+async function finalize(ctx: RunContext, prune: boolean, interval: string): Promise<RunLine> {
+  const finalizers = ctx.app.metadata.finalizers ?? [];
   const inventory = prune ? ctx.inventory : [];
   // Objects on other clusters first, through the Secrets status.clusters records (issue 15).
   const departed = await pruneDeparted(ctx, prune);
   if (departed.failure) {
     const { failure } = departed;
-    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+    return recordRun(ctx, interval, {
       inventory: [...ctx.inventory],
       departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
@@ -72,7 +106,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
     if (done.failed.length > 0) {
       const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
-      return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+      return recordRun(ctx, interval, {
         inventory: done.failed.map((f) => f.ref),
         departed: departed.remaining,
         resources: ctx.prev.resources ?? [],
@@ -87,7 +121,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const dnsError = prune ? await removeDnsRecords(ctx) : undefined;
   if (dnsError) {
     const failure = { reason: FailureReason.PruneFailed, message: dnsError, stalled: false };
-    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+    return recordRun(ctx, interval, {
       inventory: [],
       departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
@@ -97,6 +131,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
       events: [{ type: "Warning", reason: failure.reason, message: dnsError }],
     });
   }
+  await ctx.lease?.ensure();
   await ctx.ports.kube.setFinalizers(
     ctx.app,
     finalizers.filter((f) => f !== FINALIZER),

@@ -22,6 +22,17 @@ export interface ResourceInfo {
   namespaced: boolean;
 }
 
+/** What an attempt to take a Lease found. */
+export type LeaseClaim =
+  | { acquired: true }
+  | {
+      acquired: false;
+      /** holderIdentity of the Lease now. */
+      holder: string;
+      /** When the holder's Lease expires unless renewed (renewTime + leaseDurationSeconds). */
+      expiresAt: Date;
+    };
+
 /** Kubernetes API verbs counted per run (client-go's request metrics use the same names). */
 export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
 export type RequestCounts = Record<Verb, number>;
@@ -87,16 +98,31 @@ export interface KubePort extends ClusterPort {
     event: { type: "Normal" | "Warning"; reason: string; message: string },
   ): Promise<void>;
   /**
-   * Takes or renews the coordination.k8s.io/v1 Lease `name` in `namespace` for `holder`.
-   * @returns false when another holder has an unexpired lease.
+   * Takes the coordination.k8s.io/v1 Lease `name` in `namespace` for `holder` when no one holds
+   * it, it is expired (renewTime + leaseDurationSeconds < now) or `holder` already holds it.
+   * @returns `{acquired: false}` with the current holder and when its Lease expires otherwise
    */
   acquireLease(
     namespace: string,
     name: string,
     holder: string,
     durationSeconds: number,
+  ): Promise<LeaseClaim>;
+  /**
+   * Renews a Lease this port acquired for `holder` (renewTime = now), conditional on the
+   * version it holds.
+   * @returns false when the Lease is no longer `holder`'s (taken over, deleted)
+   */
+  renewLease(
+    namespace: string,
+    name: string,
+    holder: string,
+    durationSeconds: number,
   ): Promise<boolean>;
-  /** Releases the lease if `holder` still holds it. */
+  /**
+   * Releases the Lease if `holder` still holds the version this port acquired or renewed
+   * (a Lease taken over since stays). Throws KubeApiError when the API server fails.
+   */
   releaseLease(namespace: string, name: string, holder: string): Promise<void>;
   /** Requests made so far, by verb. */
   requestCounts(): RequestCounts;
@@ -233,6 +259,11 @@ export interface Ports {
   destinations?: DestinationPort;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Milliseconds since the epoch, for deadlines such as a Lease's (injected so tests can move
+   * time; Date.now when absent). The run's `now` stays fixed; this clock moves.
+   */
+  clock?: () => number;
   /** Logger for operators; never given secrets. */
   log?: (entry: Record<string, unknown>) => void;
   /**

@@ -4,6 +4,7 @@ import type { AppSpec } from "../app/index.ts";
 import { describeRef, type ObjectRef, refKey } from "../core/index.ts";
 import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
+import { isRestart } from "./lease.ts";
 import { listLive } from "./observe.ts";
 
 export interface PruneOutcome {
@@ -21,6 +22,7 @@ export async function executePrune(ctx: RunContext, plan: PrunePlan): Promise<Pr
       await ctx.cluster.delete(ref);
       out.deleted.push(ref);
     } catch (e) {
+      if (isRestart(e)) throw e;
       out.failed.push({ ref, message: e instanceof Error ? e.message : String(e) });
     }
   }
