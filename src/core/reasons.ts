@@ -74,7 +74,10 @@ export const EventReason = {
   Pruned: "Pruned",
   /** An object deleted and created again because an immutable field changed (plumb.dev/recreate). */
   Recreated: "Recreated",
-  /** A stale object not pruned (another App renders it, or a kept kind), with the reason. */
+  /**
+   * A stale object not pruned, with the reason: another App renders it, a kept kind (Normal),
+   * or deleting it would delete others' objects with it (Warning; issue 12, kind 7).
+   */
   PruneSkipped: "PruneSkipped",
   Held: "Held",
   /** A held revision was turned down (a Reject operation, issue 16). */

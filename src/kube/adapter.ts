@@ -4,6 +4,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from "../app/index.ts";
 import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
 import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { readCapabilities } from "./capabilities.ts";
+import { listNamespaceContents } from "./contents.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
 import { enc, toError, unanswered } from "./request.ts";
@@ -215,6 +216,9 @@ export function createKubePort(
       if (res.status === 404) return "gone";
       if (res.status >= 400) throw toError(res, `delete ${ref.kind} ${ref.name}`);
       return "deleted";
+    },
+    listNamespaceContents(namespace) {
+      return listNamespaceContents(call, namespace);
     },
     async emitEvent(app, event) {
       const at = now().toISOString();

@@ -4,6 +4,7 @@ export * from "./applied.ts";
 export * from "./apply-error.ts";
 export * from "./apply-policy.ts";
 export * from "./autoscaled.ts";
+export * from "./cascade.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./destinations.ts";

@@ -2,6 +2,7 @@
 import { FINALIZER, validateSpec } from "../app/index.ts";
 import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
 import { planPrune } from "../plan/index.ts";
+import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
@@ -15,7 +16,8 @@ import { isRecordable } from "./settle.ts";
 
 /**
  * With syncPolicy.prune (the default), prunes every inventory object no other App claims
- * (never a Namespace, PVC or CRD unless opted in), then removes the finalizer; with
+ * (never a Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion
+ * takes others' objects with it: kept with a Warning Event), then removes the finalizer; with
  * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
@@ -84,20 +86,24 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
-    const plan = planPrune({
-      inventory,
-      desired: [],
-      live,
-      claimedByOthers: new Set(owners.keys()),
-      claimants: owners,
-      app: ctx.ref,
-    });
+    const plan = await guardCascades(
+      ctx,
+      planPrune({
+        inventory,
+        desired: [],
+        live,
+        claimedByOthers: new Set(owners.keys()),
+        claimants: owners,
+        app: ctx.ref,
+      }),
+    );
     const done = await executePrune(ctx, plan);
-    // What another App renders too stays; say so where `kubectl describe app` shows it.
-    for (const skip of plan.skip.filter((s) => s.claimed)) {
+    // What another App renders too stays (a Normal Event naming it), as does what would take
+    // others' objects with it (a Warning): say so where `kubectl describe app` shows it.
+    for (const skip of plan.skip.filter((s) => s.claimed || s.warn)) {
       await ctx.ports.kube
         .emitEvent(ctx.app, {
-          type: "Normal",
+          type: skip.warn ? "Warning" : "Normal",
           reason: EventReason.PruneSkipped,
           message: skip.reason,
         })

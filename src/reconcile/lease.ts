@@ -219,6 +219,8 @@ function fenced(cluster: ClusterPort, hold: LeaseHold): ClusterPort {
     get: (ref) => cluster.get(ref),
     list: (apiVersion, kind, selector, namespace) =>
       cluster.list(apiVersion, kind, selector, namespace),
+    listNamespaceContents: (namespace) => cluster.listNamespaceContents(namespace),
+    ...(cluster.capabilities ? { capabilities: () => cluster.capabilities!() } : {}),
     async apply(obj, options) {
       if (!options?.dryRun) await hold.ensure();
       return cluster.apply(obj, options);

@@ -72,6 +72,12 @@ export interface ClusterPort {
   ): Promise<KubeObject>;
   /** Server version and served API versions (Helm's .Capabilities), from discovery. */
   capabilities?(): Promise<ClusterCapabilities>;
+  /**
+   * Every object in `namespace` of every namespaced kind the API server lists (metadata only;
+   * Events left out): what deleting the Namespace would delete with it. Throws KubeApiError
+   * when any list fails (a kind plumb may not list included).
+   */
+  listNamespaceContents(namespace: string): Promise<KubeObject[]>;
 }
 
 /**
@@ -257,6 +263,11 @@ export interface Ports {
   allowedClusterKinds?: readonly string[];
   /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
   destinations?: DestinationPort;
+  /**
+   * Cluster-wide policy: an App may prune a Namespace or CRD (opted in with plumb.dev/prune)
+   * even when that deletes objects that are not the App's (issue 12, kind 7). Off by default.
+   */
+  allowCascadingPrune?: boolean;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
   /**

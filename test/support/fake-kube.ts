@@ -193,6 +193,15 @@ export class FakeKube implements KubePort {
     this.counts.delete++;
     return this.objects.delete(this.key(ref)) ? ("deleted" as const) : ("gone" as const);
   }
+  async listNamespaceContents(namespace: string) {
+    this.maybeFail("listNamespaceContents");
+    this.counts.list++;
+    const apps = [...this.apps.values()].filter((a) => a.metadata.namespace === namespace);
+    return [
+      ...[...this.objects.values()].filter((o) => o.metadata.namespace === namespace),
+      ...apps.map((a) => a as unknown as KubeObject),
+    ].map((o) => structuredClone(o));
+  }
   async emitEvent(
     app: App,
     event: { type: "Normal" | "Warning"; reason: string; message: string },
