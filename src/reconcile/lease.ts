@@ -22,8 +22,13 @@ export const WAIT_MS = 30_000;
 /** First and longest pause between two attempts to take a busy Lease (doubling, jittered). */
 const POLL_FIRST_MS = 200;
 const POLL_MAX_MS = 2_000;
-/** Attempts to release a Lease (the transport retries each; these cover what it gives up on). */
+/**
+ * Attempts to release a Lease. The transport retries a DELETE itself; the loop tries again only
+ * after a failure that came back at once (an unretried error), so a release that keeps failing
+ * never holds a run longer than the transport's deadline — the Lease expires in LEASE_SECONDS.
+ */
 const RELEASE_ATTEMPTS = 3;
+const QUICK_FAILURE_MS = 1_000;
 
 /** Another run held the Lease for the whole wait; the caller re-runs from the start. */
 export class LeaseBusyError extends Error {
@@ -75,8 +80,8 @@ export function leaseName(app: App): string {
  *    renewed every RENEW_MS (in the background and before a write that finds it due), and a
  *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError
  *    (issue 12, kind 5);
- * 4. release it, retried (RELEASE_ATTEMPTS; a failed release only delays the next run by
- *    LEASE_SECONDS).
+ * 4. release it, retried (by the transport; by the loop after an immediate failure); a release
+ *    that fails for good only delays the next run by LEASE_SECONDS.
  * Each run has its own holder identity (`ports.holder` and a random suffix).
  * Cost: 1 create + 1 App read + 1 delete for an uncontended run shorter than RENEW_MS.
  */
@@ -101,7 +106,7 @@ export async function withLease<T>(
     return await fn({ ...ctx, cluster: fenced(ctx.cluster, hold), lease: hold });
   } finally {
     hold.stop();
-    await release(ports, ns, name, holder, sleep);
+    await release(ports, ns, name, holder, clock, sleep);
   }
 }
 
@@ -136,9 +141,11 @@ async function release(
   ns: string,
   name: string,
   holder: string,
+  clock: () => number,
   sleep: (ms: number) => Promise<void>,
 ): Promise<void> {
   for (let attempt = 1; attempt <= RELEASE_ATTEMPTS; attempt++) {
+    const start = clock();
     try {
       await ports.kube.releaseLease(ns, name, holder);
       return;
@@ -149,7 +156,8 @@ async function release(
         attempt,
         error: e instanceof Error ? e.message : String(e),
       });
-      if (attempt < RELEASE_ATTEMPTS) await sleep(250 * 2 ** (attempt - 1));
+      if (clock() - start > QUICK_FAILURE_MS || attempt === RELEASE_ATTEMPTS) return;
+      await sleep(250 * 2 ** (attempt - 1));
     }
   }
 }
