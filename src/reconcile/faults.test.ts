@@ -327,3 +327,19 @@ describe("kind 5: a run that outlives its Lease writes nothing", () => {
     expect(inventory(kube)).toEqual(["base", "extra"]);
   });
 });
+
+describe("kind 3: taking the Lease", () => {
+  it("a Lease create that failed transiently (it may have landed) is tried again, not recorded as a failure", async () => {
+    const { kube, ports } = setup();
+    const acquire = kube.acquireLease.bind(kube);
+    let fails = 1;
+    kube.acquireLease = async (ns, name, holder, seconds) => {
+      const claim = await acquire(ns, name, holder, seconds); // it landed...
+      if (fails-- > 0) throw new KubeApiError(500, "InternalError", "POST Lease: reset"); // ...unheard
+      return claim;
+    };
+    const r = await reconcileApp(REF, ports, t0);
+    expect(r).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(kube.lease("team-a", "plumb-app-web")).toBeUndefined();
+  });
+});

@@ -1,9 +1,9 @@
 // The per-App Lease: two overlapping runs never interleave their writes, a run whose Lease may
 // have passed to another stops before writing, and a run that waited re-reads the App first.
 import type { App } from "../app/index.ts";
-import { nameOf } from "../core/index.ts";
+import { KubeApiError, nameOf, transientStatus } from "../core/index.ts";
 import type { LeaseHold, RunContext } from "./context.ts";
-import type { ClusterPort, Ports } from "./ports.ts";
+import type { ClusterPort, LeaseClaim, Ports } from "./ports.ts";
 
 /**
  * Seconds a Lease lasts unless renewed: how long a run may wait on a Lease whose holder is
@@ -72,7 +72,8 @@ export function leaseName(app: App): string {
  * 1. take the Lease, or wait for it — each attempt is one request (two when it is free), the
  *    pause doubles from 200 ms to 2 s (jittered) and ends 50 ms past the holder's expiry when
  *    that is sooner; a holder that is gone (crashed, release failed) costs at most
- *    LEASE_SECONDS; a live holder at most WAIT_MS, then LeaseBusyError;
+ *    LEASE_SECONDS; a live holder at most WAIT_MS, then LeaseBusyError. An attempt that fails
+ *    transiently (a create the transport does not resend) is one more attempt;
  * 2. re-read the App: when its resourceVersion moved since the run read it (another run
  *    applied and recorded, the spec changed), StaleRunError — a stale run never applies what
  *    it resolved over what another run applied (issue 12, kind 4);
@@ -121,7 +122,21 @@ async function acquire(
   const ns = app.metadata.namespace;
   const start = clock();
   for (let attempt = 0; ; attempt++) {
-    const claim = await ports.kube.acquireLease(ns, name, holder, LEASE_SECONDS);
+    let claim: LeaseClaim;
+    try {
+      claim = await ports.kube.acquireLease(ns, name, holder, LEASE_SECONDS);
+    } catch (e) {
+      // A create the transport does not resend (a 5xx, a reset: it may have landed) is tried
+      // again: the port then finds the Lease naming this run's holder and takes it.
+      if (
+        !(e instanceof KubeApiError) ||
+        !transientStatus(e.status) ||
+        clock() - start >= WAIT_MS
+      ) {
+        throw e;
+      }
+      claim = { acquired: false, holder: "", expiresAt: new Date(clock()) };
+    }
     if (claim.acquired) return;
     const waited = clock() - start;
     if (waited >= WAIT_MS) throw new LeaseBusyError(app, claim.holder);
