@@ -105,7 +105,7 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
         .emitEvent(ctx.app, {
           type: skip.warn ? "Warning" : "Normal",
           reason: EventReason.PruneSkipped,
-          message: skip.reason,
+          message: ctx.ports.redactor?.redact(skip.reason) ?? skip.reason,
         })
         .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
     }

@@ -44,6 +44,7 @@ import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { keepStale, pruneStale } from "./prune.ts";
 import { type RunLine, type RunResult, recordRun } from "./record.ts";
+import { redactingPorts } from "./redaction.ts";
 import { rejectHeld } from "./reject.ts";
 import { type Cursor, isConflict, isRecordable, settle } from "./settle.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
@@ -69,15 +70,19 @@ const MAX_NAME = 63;
  * up to 3 times in all). A run that fails records its failure in status and a Warning Event,
  * also when a request to the API server fails for good (issue 12, kind 2).
  * @param now the run's clock (every time written to status derives from it)
+ * Everything the run writes or returns passes through one redactor (`ports.redactor`, or the
+ * run's own), which learns the run's source credentials and the values of the Secrets it
+ * renders (issue 12, kind 6).
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
  */
 export async function reconcileApp(
   ref: NamespacedName,
-  ports: Ports,
+  given: Ports,
   now: Date,
 ): Promise<RunResult> {
+  const ports = redactingPorts(given);
   const before = ports.kube.requestCounts();
   const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
@@ -100,7 +105,7 @@ export async function reconcileApp(
   for (const [verb, n] of Object.entries(remotes.counts())) {
     requests[verb as keyof RequestCounts] += n;
   }
-  return { ...line, requests };
+  return ports.redactor.redactValue({ ...line, requests });
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 import { announce } from "./announce.ts";
 import type { RunContext } from "./context.ts";
 import type { RequestCounts } from "./ports.ts";
+import { redactStatus } from "./redaction.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
@@ -61,6 +62,7 @@ const STATUS_ATTEMPTS = 3;
  * holds (writeStatusOnce). A conflict (409: another run wrote first) throws, and the caller runs
  * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
  * and StatusNotWrittenError is thrown (issue 12, kind 2: no failed run goes unrecorded).
+ * Status, Events and the line are redacted with `ctx.ports.redactor` (issue 12, kind 6).
  * @param interval spec.interval (the schedule of the next run)
  */
 export async function recordRun(
@@ -83,7 +85,9 @@ export async function recordRun(
     generation: ctx.app.metadata.generation,
     interval,
   };
-  const status = composeStatus(ctx.prev, record);
+  const redactor = ctx.ports.redactor;
+  const redact = (text: string) => redactor?.redact(text) ?? text;
+  const status = redactStatus(composeStatus(ctx.prev, record), redactor);
   // Compared with the stored status: the run may have written one already (trackInventory).
   if (statusChanged(ctx.app.status ?? {}, status, ctx.now)) {
     let written: App;
@@ -95,18 +99,20 @@ export async function recordRun(
       await emit(ctx, {
         type: "Warning",
         reason: failure.reason,
-        message: `${failure.message} (status not written: ${e.message})`,
+        message: redact(`${failure.message} (status not written: ${e.message})`),
       });
       throw new StatusNotWrittenError(e);
     }
-    for (const event of events) await emit(ctx, event, written);
+    for (const event of events) {
+      await emit(ctx, { ...event, message: redact(event.message) }, written);
+    }
     await announce(written, transitions(ctx.prev, status, driftCorrected ?? 0), ctx.ports);
   }
   const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
   if (status.syncStatus) line.syncStatus = status.syncStatus;
   if (status.healthStatus) line.healthStatus = status.healthStatus;
   if (status.revision) line.revision = status.revision;
-  if (record.failure) line.error = `${record.failure.reason}: ${record.failure.message}`;
+  if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
   return line;
 }
 
