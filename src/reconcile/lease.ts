@@ -97,8 +97,8 @@ export async function withLease<T>(
   const clock = ports.clock ?? Date.now;
   const sleep = ports.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
 
-  await acquire(ctx, name, holder, clock, sleep);
-  const hold = new Hold(ports, { ns, name, holder }, clock, app);
+  const acquiredAt = await acquire(ctx, name, holder, clock, sleep);
+  const hold = new Hold(ports, { ns, name, holder }, clock, app, acquiredAt);
   try {
     const fresh = await ports.kube.getApp(ns, app.metadata.name);
     if (fresh?.metadata.resourceVersion !== app.metadata.resourceVersion) {
@@ -111,18 +111,20 @@ export async function withLease<T>(
   }
 }
 
+/** Takes the Lease; resolves to the clock reading just before the attempt that took it. */
 async function acquire(
   ctx: RunContext,
   name: string,
   holder: string,
   clock: () => number,
   sleep: (ms: number) => Promise<void>,
-): Promise<void> {
+): Promise<number> {
   const { app, ports } = ctx;
   const ns = app.metadata.namespace;
   const start = clock();
   for (let attempt = 0; ; attempt++) {
     let claim: LeaseClaim;
+    const sentAt = clock();
     try {
       claim = await ports.kube.acquireLease(ns, name, holder, LEASE_SECONDS);
     } catch (e) {
@@ -137,7 +139,7 @@ async function acquire(
       }
       claim = { acquired: false, holder: "", expiresAt: new Date(clock()) };
     }
-    if (claim.acquired) return;
+    if (claim.acquired) return sentAt;
     const waited = clock() - start;
     if (waited >= WAIT_MS) throw new LeaseBusyError(app, claim.holder);
     // Jittered backoff (runs that queue together spread out), but no later than just past the
@@ -194,13 +196,14 @@ class Hold implements LeaseHold {
     lease: { ns: string; name: string; holder: string },
     clock: () => number,
     app: App,
+    acquiredAt: number,
   ) {
     this.ports = ports;
     this.lease = lease;
     this.clock = clock;
     this.app = app;
-    // Acquisition counts as a renewal sent just before now (conservative by the request time).
-    this.renewedAt = clock();
+    // The acquisition counts as a renewal, sent when its request was.
+    this.renewedAt = acquiredAt;
     this.timer = setInterval(() => {
       if (this.clock() - this.renewedAt >= RENEW_MS) void this.renew().catch(() => undefined);
     }, RENEW_MS / 3);
