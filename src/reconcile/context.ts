@@ -40,6 +40,8 @@ export interface LeaseHold {
    * LeaseLostError otherwise. Called before every write.
    */
   ensure(): Promise<void>;
+  /** Aborted (reason: LeaseLostError) once the Lease may be another's: writes carry it. */
+  readonly signal: AbortSignal;
 }
 
 /** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */

@@ -343,3 +343,33 @@ describe("kind 3: taking the Lease", () => {
     expect(kube.lease("team-a", "plumb-app-web")).toBeUndefined();
   });
 });
+
+describe("kind 5: a write in flight when the Lease runs out", () => {
+  it("carries a signal that aborts with LeaseLostError, so a transport does not send it again", async () => {
+    const { kube, head, ports, time } = setup();
+    await reconcileApp(REF, ports, t0);
+    head.sha = B;
+    const apply = kube.apply.bind(kube);
+    const seen: Array<{ aborted: boolean; reason: string }> = [];
+    kube.apply = async (obj, opts) => {
+      if (seen.length === 0) {
+        // The request hangs past the Lease (renewals failing too); a retry layer would then
+        // look at the signal before sending it again.
+        time.now += 10_000;
+        await new Promise((r) => setTimeout(r, RENEW_MS / 3 + 200));
+        const signal = opts?.signal;
+        seen.push({ aborted: signal?.aborted === true, reason: String(signal?.reason) });
+        signal?.throwIfAborted();
+      }
+      return apply(obj, opts);
+    };
+    const r = await reconcileApp(REF, ports, later(60));
+    expect(seen[0]).toEqual({
+      aborted: true,
+      reason:
+        "LeaseLostError: the lease of App team-a/web was lost before writing; the run stopped",
+    });
+    // The run started over and applied B under a new Lease.
+    expect(r).toMatchObject({ outcome: "Reconciled", revision: B });
+  });
+});

@@ -141,6 +141,7 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
   await ctx.ports.kube.setFinalizers(
     ctx.app,
     finalizers.filter((f) => f !== FINALIZER),
+    ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
   return { app: ctx.id, outcome: "Finalized" };
 }

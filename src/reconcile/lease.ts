@@ -80,7 +80,9 @@ export function leaseName(app: App): string {
  * 3. run `fn` with `ctx.cluster` writes (apply, delete) and `ctx.lease` fenced: the Lease is
  *    renewed every RENEW_MS (in the background and before a write that finds it due), and a
  *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError
- *    (issue 12, kind 5);
+ *    (issue 12, kind 5). From then on `ctx.lease.signal` is aborted: every write carries it,
+ *    so a transport does not send again a write it was retrying (a request already on the
+ *    wire may still land: no API server takes a fencing token);
  * 4. release it, retried (by the transport; by the loop after an immediate failure); a release
  *    that fails for good only delays the next run by LEASE_SECONDS.
  * Each run has its own holder identity (`ports.holder` and a random suffix).
@@ -184,6 +186,8 @@ class Hold implements LeaseHold {
   /** When the last successful renewal (or the acquisition) was sent, by `clock`. */
   private renewedAt: number;
   private lost = false;
+  /** Aborted (reason: LeaseLostError) once the Lease may be another's. */
+  private readonly controller = new AbortController();
   private inFlight: Promise<void> | undefined;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly ports: Ports;
@@ -205,20 +209,38 @@ class Hold implements LeaseHold {
     // The acquisition counts as a renewal, sent when its request was.
     this.renewedAt = acquiredAt;
     this.timer = setInterval(() => {
-      if (this.clock() - this.renewedAt >= RENEW_MS) void this.renew().catch(() => undefined);
+      if (this.expired()) this.lose();
+      else if (this.clock() - this.renewedAt >= RENEW_MS) void this.renew().catch(() => undefined);
     }, RENEW_MS / 3);
     (this.timer as { unref?: () => void }).unref?.();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
   }
 
   async ensure(): Promise<void> {
     if (!this.lost && this.clock() - this.renewedAt >= RENEW_MS) {
       await this.renew().catch(() => undefined);
     }
-    if (this.lost || this.clock() - this.renewedAt > VALID_MS) throw new LeaseLostError(this.app);
+    if (this.lost || this.expired()) {
+      this.lose();
+      throw new LeaseLostError(this.app);
+    }
   }
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  private expired(): boolean {
+    return this.clock() - this.renewedAt > VALID_MS;
+  }
+
+  /** From now on every write of the run is refused, also one a transport would send again. */
+  private lose(): void {
+    this.lost = true;
+    if (!this.controller.signal.aborted) this.controller.abort(new LeaseLostError(this.app));
   }
 
   /** One renewal at a time; a renewal that fails leaves the deadline where it was. */
@@ -228,8 +250,8 @@ class Hold implements LeaseHold {
       try {
         const { ns, name, holder } = this.lease;
         const ok = await this.ports.kube.renewLease(ns, name, holder, LEASE_SECONDS);
-        if (ok) this.renewedAt = sentAt;
-        else this.lost = true;
+        if (ok && !this.lost) this.renewedAt = sentAt;
+        else if (!ok) this.lose();
       } finally {
         this.inFlight = undefined;
       }
@@ -248,16 +270,19 @@ function fenced(cluster: ClusterPort, hold: LeaseHold): ClusterPort {
     listNamespaceContents: (namespace) => cluster.listNamespaceContents(namespace),
     ...(cluster.capabilities ? { capabilities: () => cluster.capabilities!() } : {}),
     async apply(obj, options) {
-      if (!options?.dryRun) await hold.ensure();
-      return cluster.apply(obj, options);
+      if (options?.dryRun) return cluster.apply(obj, options);
+      await hold.ensure();
+      return cluster.apply(obj, { ...options, signal: hold.signal });
     },
     async delete(ref) {
       await hold.ensure();
-      return cluster.delete(ref);
+      return cluster.delete(ref, { signal: hold.signal });
     },
     async patchManagedFields(ref, managedFields, resourceVersion) {
       await hold.ensure();
-      return cluster.patchManagedFields(ref, managedFields, resourceVersion);
+      return cluster.patchManagedFields(ref, managedFields, resourceVersion, {
+        signal: hold.signal,
+      });
     },
   };
 }

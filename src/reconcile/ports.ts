@@ -37,6 +37,16 @@ export type LeaseClaim =
 export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
 export type RequestCounts = Record<Verb, number>;
 
+/** Options of a write a run makes under its Lease. */
+export interface WriteOptions {
+  /**
+   * Aborted when the run may no longer write (its Lease may have passed to another run): the
+   * request is not sent, nor sent again by a retry; the abort's reason (LeaseLostError) is
+   * thrown.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * The cluster an App's objects go to (its destination): discovery, server-side apply, reads
  * and deletes. Every method may throw KubeApiError.
@@ -47,7 +57,7 @@ export interface ClusterPort {
   /** Server-side apply (field manager plumb unless given, force). Returns the object the server stored. */
   apply(
     obj: KubeObject,
-    options?: { dryRun?: boolean; fieldManager?: string },
+    options?: { dryRun?: boolean; fieldManager?: string } & WriteOptions,
   ): Promise<KubeObject>;
   /** The object, or undefined when it does not exist. */
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
@@ -59,7 +69,7 @@ export interface ClusterPort {
     namespace?: string,
   ): Promise<KubeObject[]>;
   /** Deletes with background propagation. "gone" when it was already absent. */
-  delete(ref: ObjectRef): Promise<"deleted" | "gone">;
+  delete(ref: ObjectRef, options?: WriteOptions): Promise<"deleted" | "gone">;
   /**
    * Replaces metadata.managedFields of the object (a JSON patch that also replaces
    * resourceVersion, so a changed object is a 409 Conflict: client-go csaupgrade's patch).
@@ -69,6 +79,7 @@ export interface ClusterPort {
     ref: ObjectRef,
     managedFields: ManagedFieldsEntry[],
     resourceVersion: string,
+    options?: WriteOptions,
   ): Promise<KubeObject>;
   /** Server version and served API versions (Helm's .Capabilities), from discovery. */
   capabilities?(): Promise<ClusterCapabilities>;
@@ -91,9 +102,9 @@ export interface KubePort extends ClusterPort {
   /** Apps in `namespace`, or in all namespaces when undefined. */
   listApps(namespace?: string): Promise<App[]>;
   /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
-  setFinalizers(app: App, finalizers: string[]): Promise<App>;
+  setFinalizers(app: App, finalizers: string[], options?: WriteOptions): Promise<App>;
   /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
-  writeStatus(app: App, status: AppStatus): Promise<App>;
+  writeStatus(app: App, status: AppStatus, options?: WriteOptions): Promise<App>;
   /** Writes spec.operation (used by the HTTP API). */
   setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
   /** A Secret's data, base64-decoded, or undefined when absent. */

@@ -130,7 +130,11 @@ export async function writeStatusOnce(ctx: RunContext, status: AppStatus): Promi
   for (let attempt = 1; ; attempt++) {
     await ctx.lease?.ensure();
     try {
-      return await kube.writeStatus(ctx.app, status);
+      return await kube.writeStatus(
+        ctx.app,
+        status,
+        ctx.lease ? { signal: ctx.lease.signal } : undefined,
+      );
     } catch (e) {
       if (!(e instanceof KubeApiError) || e.status !== 409 || attempt >= STATUS_ATTEMPTS) throw e;
       const fresh = await kube.getApp(ctx.ref.namespace, ctx.ref.name);

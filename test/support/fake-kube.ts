@@ -134,7 +134,10 @@ export class FakeKube implements KubePort {
     if (this.unknownKinds.has(kind)) return undefined;
     return { resource: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind) };
   }
-  async apply(obj: KubeObject, opts?: { dryRun?: boolean; fieldManager?: string }) {
+  async apply(
+    obj: KubeObject,
+    opts?: { dryRun?: boolean; fieldManager?: string; signal?: AbortSignal },
+  ) {
     this.maybeFail("apply");
     this.counts.patch++;
     if (this.unknownKinds.has(obj.kind)) {
