@@ -68,11 +68,10 @@ const MAX_NAME = 63;
  * them happen under a per-App Lease taken after the run re-read the App (withLease), and
  * every status write is conditional on the resourceVersion the run holds (a conflict re-runs,
  * up to 3 times in all). A run that fails records its failure in status and a Warning Event,
- * also when a request to the API server fails for good (issue 12, kind 2).
+ * also when a request to the API server fails for good (issue 12, kind 2). Everything the run
+ * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
+ * learns the run's source credentials and the values of the Secrets it renders (kind 6).
  * @param now the run's clock (every time written to status derives from it)
- * Everything the run writes or returns passes through one redactor (`ports.redactor`, or the
- * run's own), which learns the run's source credentials and the values of the Secrets it
- * renders (issue 12, kind 6).
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
