@@ -59,7 +59,7 @@ const STATUS_ATTEMPTS = 3;
  * anything but the run's own timestamps or the schedule is due to advance; then emits the
  * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
  * announces transitions to Slack. The write is conditional on the resourceVersion the run
- * holds (writeStatusOnce). A conflict (409: another run wrote first) throws, and the caller runs
+ * holds (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
  * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
  * and StatusNotWrittenError is thrown (issue 12, kind 2: no failed run goes unrecorded).
  * Status, Events and the line are redacted with `ctx.ports.redactor` (issue 12, kind 6).
@@ -92,7 +92,7 @@ export async function recordRun(
   if (statusChanged(ctx.app.status ?? {}, status, ctx.now)) {
     let written: App;
     try {
-      written = await writeStatusOnce(ctx, status);
+      written = await writeStatusChecked(ctx, status);
     } catch (e) {
       if (!(e instanceof KubeApiError) || e.status === 409 || !record.failure) throw e;
       const failure = record.failure;
@@ -125,7 +125,7 @@ export async function recordRun(
  * writer) the write is sent again, up to STATUS_ATTEMPTS; otherwise the 409 is thrown.
  * @returns the App as stored after the write
  */
-export async function writeStatusOnce(ctx: RunContext, status: AppStatus): Promise<App> {
+export async function writeStatusChecked(ctx: RunContext, status: AppStatus): Promise<App> {
   const kube = ctx.ports.kube;
   for (let attempt = 1; ; attempt++) {
     await ctx.lease?.ensure();

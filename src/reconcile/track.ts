@@ -2,7 +2,7 @@
 import { type ObjectRef, refKey } from "../core/index.ts";
 import { clusterRecords, dedupeRefs, placeInventory, splitInventory } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
-import { writeStatusOnce } from "./record.ts";
+import { writeStatusChecked } from "./record.ts";
 
 /**
  * Records in status.inventory, before anything is applied, the union of the stored inventory
@@ -29,6 +29,6 @@ export async function trackInventory(
   const clusters = clusterRecords(inventory, ctx.destination, stored.clusters);
   const status = { ...stored, inventory };
   if (clusters) status.clusters = clusters;
-  const app = await writeStatusOnce(ctx, status);
+  const app = await writeStatusChecked(ctx, status);
   return { ...ctx, app };
 }
