@@ -51,6 +51,8 @@ const IDENTITY = [
   "observedRevision",
   "heldRevision",
   "heldObjectHash",
+  "rejectedRevision",
+  "rejectedObjectHash",
   "rolledBackFrom",
   "previousRevisions",
   "objectHash",
