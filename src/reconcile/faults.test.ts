@@ -14,6 +14,7 @@ const CM = (name: string) =>
 const A = "a".repeat(40);
 const B = "b".repeat(40);
 const C = "c".repeat(40);
+const D = "d".repeat(40);
 const REF = { namespace: "team-a", name: "web" };
 const t0 = new Date("2026-11-29T12:00:00Z");
 const later = (s: number) => new Date(t0.getTime() + s * 1000);
@@ -31,6 +32,8 @@ function setup() {
       ],
     ],
     [C, [{ path: "base.yaml", content: CM("base").replace('"base"', '"c"') }]],
+    // D renders exactly what A renders (the render last applied before B).
+    [D, [{ path: "base.yaml", content: CM("base") }]],
   ]);
   const head = { sha: A };
   const git: GitPort = {
@@ -89,6 +92,27 @@ describe("kind 1: whatever a run may apply is tracked before it is applied", () 
     head.sha = C;
     const next = await reconcileApp(REF, ports, later(120));
     expect(next).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: C });
+    expect(live(kube)).toEqual(["base"]);
+    expect(inventory(kube)).toEqual(["base"]);
+  });
+
+  it("after such a run, a commit rendering exactly the set applied before still prunes the tracked object", async () => {
+    const { kube, head, ports } = setup();
+    await reconcileApp(REF, ports, t0);
+    head.sha = B;
+    const write = kube.writeStatus.bind(kube);
+    let writes = 0;
+    kube.writeStatus = async (app, s) => {
+      if (++writes >= 2) throw new KubeApiError(500, "InternalError", "etcd timeout");
+      return write(app, s);
+    };
+    await reconcileApp(REF, ports, later(60));
+    kube.writeStatus = write;
+    expect(inventory(kube)).toEqual(["base", "extra"]);
+    // The gates leave a render equal to the one applied alone; the tracking write cleared it.
+    head.sha = D;
+    const next = await reconcileApp(REF, ports, later(120));
+    expect(next).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: D });
     expect(live(kube)).toEqual(["base"]);
     expect(inventory(kube)).toEqual(["base"]);
   });

@@ -11,8 +11,9 @@ import { writeStatusChecked } from "./record.ts";
  * created an object, or whose final status write failed, thus leaves that object in the
  * inventory, and the next run prunes it when the source dropped it (issue 12, kind 1; Flux
  * and Argo CD keep their inventories elsewhere, plumb's lives in status). The new entries are
- * placed on the run's destination (issue 15); the final write trims the inventory to what the
- * run owns. Cost: one status write per run that adds objects.
+ * placed on the run's destination (issue 15), and status.objectHash is cleared (the applied
+ * set is not known until the final write, which trims the inventory to what the run owns and
+ * records the hash again). Cost: one status write per run that adds objects.
  * @returns the context with the App as stored after the write (or `ctx` when nothing was added)
  */
 export async function trackInventory(
@@ -27,7 +28,12 @@ export async function trackInventory(
   if (added.length === 0) return ctx;
   const inventory = placeInventory(dedupeRefs([...here, ...added]), server, elsewhere);
   const clusters = clusterRecords(inventory, ctx.destination, stored.clusters);
-  const status = { ...stored, inventory };
+  // Until the final write, what is live is no render's for sure: without status.objectHash
+  // the next run applies (and prunes) whatever it renders, even a render equal to the last
+  // one applied — otherwise the gates would leave a tracked object of a run that failed
+  // after applying it in place, and say Synced.
+  const { objectHash: _applied, ...rest } = stored;
+  const status = { ...rest, inventory };
   if (clusters) status.clusters = clusters;
   const app = await writeStatusChecked(ctx, status);
   return { ...ctx, app };
