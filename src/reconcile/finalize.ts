@@ -1,7 +1,7 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER, validateSpec } from "../app/index.ts";
 import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
-import { planPrune } from "../plan/index.ts";
+import { planPrune, type RunEvent } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
@@ -83,6 +83,8 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
       ],
     });
   }
+  // What was done or kept there (Pruned, PruneSkipped), where `kubectl describe app` shows it.
+  for (const event of departed.events) await emit(ctx, event);
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
@@ -101,13 +103,11 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     // What another App renders too stays (a Normal Event naming it), as does what would take
     // others' objects with it (a Warning): say so where `kubectl describe app` shows it.
     for (const skip of plan.skip.filter((s) => s.claimed || s.warn)) {
-      await ctx.ports.kube
-        .emitEvent(ctx.app, {
-          type: skip.warn ? "Warning" : "Normal",
-          reason: EventReason.PruneSkipped,
-          message: ctx.ports.redactor?.redact(skip.reason) ?? skip.reason,
-        })
-        .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
+      await emit(ctx, {
+        type: skip.warn ? "Warning" : "Normal",
+        reason: EventReason.PruneSkipped,
+        message: skip.reason,
+      });
     }
     if (done.failed.length > 0) {
       const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
@@ -144,4 +144,14 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
   return { app: ctx.id, outcome: "Finalized" };
+}
+
+/** One Event on the App, redacted; a failure to emit it is logged, never the run's. */
+async function emit(ctx: RunContext, event: RunEvent): Promise<void> {
+  await ctx.ports.kube
+    .emitEvent(ctx.app, {
+      ...event,
+      message: ctx.ports.redactor?.redact(event.message) ?? event.message,
+    })
+    .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
 }
