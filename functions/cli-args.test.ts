@@ -22,12 +22,14 @@ describe("parseCliArgs", () => {
       kind: "reconcile",
       namespace: "team-a",
       name: "web",
+      force: false,
       kubeconfig: undefined,
     });
     expect(parseCliArgs(["reconcile", "team-a/web.v2", "--kubeconfig", "/k"])).toEqual({
       kind: "reconcile",
       namespace: "team-a",
       name: "web.v2",
+      force: false,
       kubeconfig: "/k",
     });
     expect(parseCliArgs(["reconcile", "--all"])).toEqual({
@@ -42,19 +44,51 @@ describe("parseCliArgs", () => {
       namespace: "team-a",
       kubeconfig: undefined,
     });
-    expect(parseCliArgs(["serve"])).toEqual({ kind: "serve", port: 8080, kubeconfig: undefined });
-    expect(parseCliArgs(["serve", "--port", "1"])).toEqual({
+    expect(parseCliArgs(["serve"])).toEqual({
+      kind: "serve",
+      port: 8080,
+      schedule: false,
+      tickMs: 60_000,
+      kubeconfig: undefined,
+    });
+    expect(parseCliArgs(["serve", "--schedule", "--tick", "5s"])).toMatchObject({
+      kind: "serve",
+      schedule: true,
+      tickMs: 5000,
+    });
+    expect(parseCliArgs(["serve", "--port", "1"])).toMatchObject({
       kind: "serve",
       port: 1,
       kubeconfig: undefined,
     });
-    expect(parseCliArgs(["serve", "--port=65535", "--kubeconfig=/k"])).toEqual({
+    expect(parseCliArgs(["serve", "--port=65535", "--kubeconfig=/k"])).toMatchObject({
       kind: "serve",
       port: 65535,
       kubeconfig: "/k",
     });
-    expect(parseCliArgs(["--help"])).toEqual({ kind: "help" });
-    expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help" });
+    expect(parseCliArgs(["--help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["reconcile", "-h"])).toEqual({ kind: "help", command: "reconcile" });
+    expect(parseCliArgs(["help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["help", "serve"])).toEqual({ kind: "help", command: "serve" });
+    expect(parseCliArgs(["help", "--help"])).toEqual({ kind: "help", command: undefined });
+    expect(parseCliArgs(["help", "frobnicate"])).toEqual(
+      usage('no help for "frobnicate": unknown command'),
+    );
+  });
+
+  it("refuses --tick without --schedule, a bad tick, and serve's options elsewhere", () => {
+    expect(parseCliArgs(["serve", "--tick", "5s"])).toEqual(usage("--tick needs --schedule"));
+    for (const bad of ["0s", "500ms", "2h", "soon"]) {
+      expect(parseCliArgs(["serve", "--schedule", "--tick", bad])).toEqual(
+        usage(`--tick must be a duration from 1s to 1h such as 30s or 1m, got "${bad}"`),
+      );
+    }
+    expect(parseCliArgs(["reconcile", "--all", "--schedule"])).toEqual(
+      usage("--schedule is an option of serve"),
+    );
+    expect(parseCliArgs(["get", "--schedule"])).toEqual(
+      usage("--schedule is not an option of get"),
+    );
   });
 
   it("refuses unknown options and options without a value", () => {
@@ -97,9 +131,19 @@ describe("parseCliArgs", () => {
     );
   });
 
-  it("refuses --force and --namespace without --all, and options of the other command", () => {
-    expect(parseCliArgs(["reconcile", "ns/web", "--force"])).toEqual(usage("--force needs --all"));
-    expect(parseCliArgs(["reconcile", "--force"])).toEqual(usage("--force needs --all"));
+  it("accepts --force for one App (a person's run is always full)", () => {
+    expect(parseCliArgs(["reconcile", "ns/web", "--force"])).toMatchObject({
+      kind: "reconcile",
+      namespace: "ns",
+      name: "web",
+      force: true,
+    });
+  });
+
+  it("refuses --namespace without --all, and options of the other command", () => {
+    expect(parseCliArgs(["reconcile", "--force"])).toEqual(
+      usage("expected NAMESPACE/NAME or --all"),
+    );
     expect(parseCliArgs(["reconcile", "--namespace", "ns"])).toEqual(
       usage("--namespace needs --all (give NAMESPACE/NAME instead)"),
     );
@@ -194,7 +238,7 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
       [["serve", "--port", "70000"], "plumb: --port must be an integer from 1 to 65535"],
       [["reconcile", "--all", "ns/name"], "plumb: give NAMESPACE/NAME or --all, not both"],
       [["reconcile", "ns/a", "extra"], 'plumb: unexpected argument "extra"'],
-      [["reconcile", "ns/a", "--force"], "plumb: --force needs --all"],
+      [["reconcile", "--force"], "plumb: expected NAMESPACE/NAME or --all"],
       [["reconcile", "--namespace", "ns"], "plumb: --namespace needs --all"],
       [["frobnicate"], 'plumb: unknown command "frobnicate"'],
       [[], "plumb: missing command"],
@@ -212,6 +256,25 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
     const r = await plumb("--help");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+    expect(r.stdout).toContain("plumb help [COMMAND]");
+  });
+
+  it("plumb help COMMAND and COMMAND --help give the command's options, environment, output and exit codes", async () => {
+    const [serve, serveHelp, reconcile, rollback] = await Promise.all([
+      plumb("help", "serve"),
+      plumb("serve", "--help"),
+      plumb("reconcile", "-h"),
+      plumb("help", "rollback"),
+    ]);
+    expect(serve.code).toBe(0);
+    expect(serveHelp.stdout).toBe(serve.stdout);
+    for (const text of ["--schedule", "PLUMB_API_TOKENS", "GITHUB_WEBHOOK_SECRET", "Exit codes:"]) {
+      expect(serve.stdout).toContain(text);
+    }
+    for (const text of ["KUBECONFIG", "PLUMB_CONCURRENCY", '"outcome"', "Exit codes: 0"]) {
+      expect(reconcile.stdout).toContain(text);
+    }
+    expect(rollback.stdout).toContain("prefix of 7+ hex characters");
   });
 
   it.skipIf(existsSync(SERVICE_ACCOUNT_TOKEN))(

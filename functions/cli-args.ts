@@ -2,6 +2,8 @@
 // result. No I/O here (the file system is passed in), so all of it is unit-tested.
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { parseDuration } from "../src/app/duration.ts";
+import { HELP_TOPICS } from "./cli-help.ts";
 import {
   isVerb,
   parseVerbArgs,
@@ -11,19 +13,34 @@ import {
 } from "./cli-verbs-args.ts";
 
 export const USAGE = `usage:
-  plumb reconcile NAMESPACE/NAME [--kubeconfig FILE]
+  plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
   plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
-  plumb serve [--port N] [--kubeconfig FILE]
+  plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
-  plumb --help`;
+  plumb help [COMMAND]      (or plumb COMMAND --help: options, environment, output, exit codes)`;
 
 /** What the command line asks for, or why it is a usage error (exit code 2). */
 export type CliArgs =
   | VerbArgs
-  | { kind: "help" }
+  /** `plumb help [COMMAND]`, or --help anywhere: the command's page (the overview for none). */
+  | { kind: "help"; command: string | undefined }
   | { kind: "usage"; error: string }
-  | { kind: "serve"; port: number; kubeconfig: string | undefined }
-  | { kind: "reconcile"; namespace: string; name: string; kubeconfig: string | undefined }
+  | {
+      kind: "serve";
+      port: number;
+      /** Run the schedule in this process: every `tickMs`, reconcile the due Apps (issue 9). */
+      schedule: boolean;
+      tickMs: number;
+      kubeconfig: string | undefined;
+    }
+  | {
+      kind: "reconcile";
+      namespace: string;
+      name: string;
+      /** Accepted for one App too: a run a person asks for is always a full one (issue 9). */
+      force: boolean;
+      kubeconfig: string | undefined;
+    }
   | {
       kind: "reconcile-all";
       force: boolean;
@@ -32,13 +49,15 @@ export type CliArgs =
     };
 
 const DEFAULT_PORT = 8080;
+/** `serve --schedule` looks for due Apps every minute unless --tick says otherwise (the Worker's cron). */
+export const DEFAULT_TICK_MS = 60_000;
 const TARGET = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/;
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * Validates `argv` (without node and the script). Refused (kind "usage"): unknown options or
  * a missing option value, an unknown or missing command, extra positionals, a bad or missing
- * NAMESPACE/NAME, a target together with --all, --force or --namespace without --all, options
+ * NAMESPACE/NAME, a target together with --all, --namespace without --all, options
  * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
  * --port that is not an integer in 1–65535. `kubeconfig` is the --kubeconfig value as given.
  */
@@ -51,8 +70,18 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     return { kind: "usage", error: err instanceof Error ? err.message : String(err) };
   }
   const { values, positionals } = parsed;
-  if (values.help) return { kind: "help" };
+  if (values.help) {
+    return { kind: "help", command: positionals[0] === "help" ? positionals[1] : positionals[0] };
+  }
   const [command, ...rest] = positionals;
+  if (command === "help") {
+    if (rest.length > 1) return extra(rest.slice(1));
+    const topic = rest[0];
+    if (topic !== undefined && !HELP_TOPICS.includes(topic)) {
+      return { kind: "usage", error: `no help for ${JSON.stringify(topic)}: unknown command` };
+    }
+    return { kind: "help", command: topic };
+  }
   const kubeconfig = values.kubeconfig;
   if (kubeconfig === "") return { kind: "usage", error: "--kubeconfig needs a file name" };
   if (command === undefined) return { kind: "usage", error: "missing command" };
@@ -78,13 +107,27 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       }
       port = Number(values.port);
     }
-    return { kind: "serve", port, kubeconfig };
+    let tickMs = DEFAULT_TICK_MS;
+    if (values.tick !== undefined) {
+      if (!values.schedule) return { kind: "usage", error: "--tick needs --schedule" };
+      const ms = durationMs(values.tick);
+      if (ms === undefined || ms < 1000 || ms > 3_600_000) {
+        return {
+          kind: "usage",
+          error: `--tick must be a duration from 1s to 1h such as 30s or 1m, got ${JSON.stringify(values.tick)}`,
+        };
+      }
+      tickMs = ms;
+    }
+    return { kind: "serve", port, schedule: values.schedule === true, tickMs, kubeconfig };
   }
 
   if (command !== "reconcile") {
     return { kind: "usage", error: `unknown command ${JSON.stringify(command)}` };
   }
-  if (values.port !== undefined) return { kind: "usage", error: "--port is an option of serve" };
+  for (const o of ["port", "schedule", "tick"] as const) {
+    if (values[o] !== undefined) return { kind: "usage", error: `--${o} is an option of serve` };
+  }
   const [target, ...more] = rest;
   if (more.length > 0) return extra(more);
   if (values.all) {
@@ -103,7 +146,6 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     }
     return { kind: "reconcile-all", force: values.force === true, namespace, kubeconfig };
   }
-  if (values.force !== undefined) return { kind: "usage", error: "--force needs --all" };
   if (values.namespace !== undefined) {
     return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
   }
@@ -112,7 +154,13 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (!m?.[1] || !m[2]) {
     return { kind: "usage", error: `expected NAMESPACE/NAME, got ${JSON.stringify(target)}` };
   }
-  return { kind: "reconcile", namespace: m[1], name: m[2], kubeconfig };
+  return {
+    kind: "reconcile",
+    namespace: m[1],
+    name: m[2],
+    force: values.force === true,
+    kubeconfig,
+  };
 }
 
 function parse(argv: readonly string[]) {
@@ -126,12 +174,23 @@ function parse(argv: readonly string[]) {
       namespace: { type: "string" },
       kubeconfig: { type: "string" },
       port: { type: "string" },
+      schedule: { type: "boolean" },
+      tick: { type: "string" },
       "all-namespaces": { type: "boolean", short: "A" },
       output: { type: "string", short: "o" },
       revision: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** Milliseconds of a Go-style duration ("30s", "1m", "1m30s"), or undefined. */
+function durationMs(text: string): number | undefined {
+  try {
+    return parseDuration(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function extra(args: readonly string[]): CliArgs {

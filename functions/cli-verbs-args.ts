@@ -43,6 +43,8 @@ export interface VerbOptions {
   all?: boolean | undefined;
   force?: boolean | undefined;
   port?: string | undefined;
+  schedule?: boolean | undefined;
+  tick?: string | undefined;
   namespace?: string | undefined;
   "all-namespaces"?: boolean | undefined;
   output?: string | undefined;
@@ -65,7 +67,7 @@ export function isVerb(command: string): boolean {
  * Validates a verb's arguments. Usage errors: extra positionals, a bad NAMESPACE/NAME (or a
  * missing one for operations), `-A` with a target or with --namespace, `-o` other than json,
  * --revision on a verb that takes none (sync, restart, get), a revision longer than 256
- * characters, and options of other commands (--all, --force, --port).
+ * characters, and options of other commands (--all, --force, --port, --schedule, --tick).
  */
 export function parseVerbArgs(
   command: string,
@@ -73,7 +75,9 @@ export function parseVerbArgs(
   values: VerbOptions,
 ): VerbArgs | { kind: "usage"; error: string } {
   const usage = (error: string) => ({ kind: "usage" as const, error });
-  const misplaced = (["all", "force", "port"] as const).find((o) => values[o] !== undefined);
+  const misplaced = (["all", "force", "port", "schedule", "tick"] as const).find(
+    (o) => values[o] !== undefined,
+  );
   if (misplaced) return usage(`--${misplaced} is not an option of ${command}`);
   const [target, ...more] = rest;
   if (more.length > 0) return usage(`unexpected argument ${JSON.stringify(more[0])}`);

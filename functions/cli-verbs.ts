@@ -4,6 +4,7 @@
 // Loaded only when a verb runs; heavy modules are imported inside.
 import { userInfo } from "node:os";
 import type { App } from "../src/app/index.ts";
+import { shortRevision as shortOf } from "../src/core/revisions.ts";
 import type { VerbArgs } from "./cli-verbs-args.ts";
 
 /** Message column width in the table. */
@@ -126,7 +127,7 @@ export function formatTable(apps: readonly App[], withNamespace: boolean, now: D
     .join("\n");
 }
 
+/** The short form plumb shows everywhere (and accepts back), "-" for none. */
 function shortRevision(rev: string | undefined): string {
-  if (!rev) return "-";
-  return /^[0-9a-f]{40}$/.test(rev) ? rev.slice(0, 7) : rev.slice(0, 19);
+  return rev ? shortOf(rev) : "-";
 }

@@ -12,7 +12,8 @@ const redactor = new Redactor();
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
   if (args.kind === "help") {
-    console.log(USAGE);
+    const { helpText } = await import("./cli-help.ts");
+    console.log(helpText(args.command));
     return 0;
   }
   if (args.kind === "usage") {
@@ -31,7 +32,9 @@ async function main(argv: string[]): Promise<number> {
   }
   if (args.kind === "serve") {
     const { serve } = await import("./node.ts");
-    await serve(args.port, kubeconfig, config, redactor);
+    await serve(args.port, kubeconfig, config, redactor, {
+      ...(args.schedule ? { scheduleEveryMs: args.tickMs } : {}),
+    });
     return 0;
   }
   const [{ isDue }, { reconcileApp, reconcileMany, skippedResult }, { nodePorts }] =
@@ -43,17 +46,22 @@ async function main(argv: string[]): Promise<number> {
   const ports = nodePorts(kubeconfig, config, redactor);
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   if (args.kind === "reconcile-all") {
-    // A scheduled run: due Apps are reconciled, the others get a Skipped line (--force: all).
+    // A scheduled run: due Apps are reconciled, the others get a Skipped line. --force: a
+    // person asks for every App, each a full comparison (no fast path).
     const now = new Date();
     const apps = await ports().kube.listApps(args.namespace);
     const due = args.force ? apps : apps.filter((a) => isDue(a, now));
     for (const app of apps) if (!due.includes(app)) print(skippedResult(app));
     const refs = due.map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
-    const results = await reconcileMany(refs, ports, () => new Date(), print, config.concurrency);
+    const results = await reconcileMany(refs, ports, () => new Date(), print, config.concurrency, {
+      full: args.force,
+    });
     return results.some((r) => r.outcome === "Failed") ? 1 : 0;
   }
+  // One App, asked for by a person: always a full comparison (drift is looked for now).
   const target = { namespace: args.namespace, name: args.name };
-  const { line, code } = singleResult(await reconcileApp(target, ports(), new Date()));
+  const result = await reconcileApp(target, ports(), new Date(), { full: true });
+  const { line, code } = singleResult(result);
   print(line);
   return code;
 }

@@ -2,15 +2,17 @@
 
 import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
-import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { configWarnings, createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
-import { reconcileMany } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
+import { createRunner } from "./node-runs.ts";
 
 /**
  * Serves the HTTP API on 127.0.0.1:`port` (PLUMB_HOST to change) until the process ends.
- * Triggered reconciles run in the background of this process, one at a time per App. They and
+ * Triggered reconciles run in the background of this process, one at a time per App; a run
+ * whose objects are still Progressing gets its follow-up run by timer, and with
+ * `options.scheduleEveryMs` the process also runs the schedule (functions/node-runs.ts). They and
  * the HTTP app share `redactor`: what a run registers is redacted from logs and error answers.
  * @throws Error naming a missing or bad environment variable at start-up
  */
@@ -19,35 +21,16 @@ export async function serve(
   kubeconfig: string | undefined,
   config: RuntimeConfig,
   redactor: Redactor = new Redactor(),
+  options: { scheduleEveryMs?: number } = {},
 ): Promise<void> {
   const httpConfig = parseHttpConfig(process.env);
   const ports = nodePorts(kubeconfig, config, redactor);
-  const running = new Set<string>();
-  const again = new Set<string>();
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
-  const reconcile = async (key: { namespace: string; name: string }): Promise<void> => {
-    const id = nameOf(key);
-    if (running.has(id)) {
-      again.add(id);
-      return;
-    }
-    running.add(id);
-    try {
-      do {
-        again.delete(id);
-        await reconcileMany(
-          [key],
-          ports,
-          () => new Date(),
-          (r) => console.log(JSON.stringify(redactor.redactValue(r))),
-          1,
-        );
-      } while (again.has(id));
-    } finally {
-      running.delete(id);
-    }
-  };
+  const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
+  const runner = createRunner(ports, print, log, config.concurrency);
+  // Said at start (and by /healthz): no API tokens, no webhook secret (issue 9).
+  for (const warning of configWarnings(httpConfig)) log({ level: "warning", msg: warning });
   const app = createHttpApp({
     apps: ports().kube,
     config: httpConfig,
@@ -60,14 +43,20 @@ export async function serve(
     slackRespond: createSlackNotifier().slack,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
-      for (const a of apps)
-        void reconcile(a).catch((err) => log({ msg: "reconcile failed", error: String(err) }));
+      for (const a of apps) void runner.reconcile(a);
     },
   });
+  // With --schedule this process is also the scheduler (the Worker's cron, a CronJob's
+  // reconcile --all): due Apps, deleted ones among them, are reconciled every tick.
+  if (options.scheduleEveryMs) runner.startSchedule(options.scheduleEveryMs);
   const hostname = process.env["PLUMB_HOST"] ?? "127.0.0.1";
   await new Promise<void>((resolve) => {
     honoServe({ fetch: app.fetch, port, hostname }, (info) => {
-      log({ msg: "listening", address: `http://${hostname}:${info.port}` });
+      log({
+        msg: "listening",
+        address: `http://${hostname}:${info.port}`,
+        schedule: options.scheduleEveryMs ? `every ${options.scheduleEveryMs / 1000}s` : "off",
+      });
       resolve();
     });
   });

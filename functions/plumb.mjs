@@ -5,6 +5,18 @@
 // Plain JavaScript on purpose: a .ts entry would load Node's TypeScript stripper on every run.
 import { readFileSync, statSync } from "node:fs";
 
+// An older Node (20, 22) cannot run the CLI: say so, and how, instead of a stack trace (issue 9).
+const major = Number(process.versions.node.split(".")[0]);
+if (major < 24) {
+  process.stderr.write(
+    `plumb: needs Node.js 24 or later, and this is ${process.version}.\n` +
+      "Run it through npm, which uses the Node 24 that `npm install` put in node_modules/.bin:\n" +
+      "  npm run plumb -- reconcile --all      (or: npx plumb reconcile --all)\n" +
+      "or install Node.js 24 (https://nodejs.org).\n",
+  );
+  process.exit(1);
+}
+
 const root = new URL("../", import.meta.url);
 const dist = new URL("dist/cli/", root);
 

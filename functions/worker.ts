@@ -2,7 +2,7 @@
 // message = one App reconcile). Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import { createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import { createHttpApp, parseHttpConfig, unavailable } from "../src/http/index.ts";
 import {
   createDestinations,
   createFetchTransport,
@@ -26,8 +26,11 @@ export interface ReconcileMessage {
 }
 
 interface QueueBinding {
-  sendBatch(messages: Array<{ body: ReconcileMessage }>): Promise<void>;
+  sendBatch(messages: Array<{ body: ReconcileMessage; delaySeconds?: number }>): Promise<void>;
 }
+
+/** The longest delay Cloudflare Queues accept on a message (12 hours). */
+const MAX_DELAY_SECONDS = 43_200;
 
 export interface Env {
   /** API server URL with a publicly trusted certificate (Workers VPC or a tunnel hostname). */
@@ -55,6 +58,32 @@ const logLine = (entry: unknown) => console.log(JSON.stringify(redactor.redactVa
 const INLINE_RECONCILES = 3;
 /** Queue sendBatch limit (Cloudflare Queues: 100 messages per batch). */
 const BATCH = 100;
+
+/**
+ * What keeps the Worker from serving: each required binding that is missing and each setting
+ * that does not parse, by name (the parsers never quote a value). Empty when all is well.
+ */
+function configurationProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const name of ["KUBE_API_URL", "KUBE_TOKEN"] as const) {
+    const v = env[name];
+    if (typeof v !== "string" || v === "") {
+      const where =
+        name === "KUBE_TOKEN"
+          ? "wrangler secret put KUBE_TOKEN; for wrangler dev, .dev.vars"
+          : "wrangler.toml [vars]; for wrangler dev, .dev.vars";
+      problems.push(`${name} is not set (${where})`);
+    }
+  }
+  for (const parse of [parseRuntimeConfig, parseHttpConfig]) {
+    try {
+      parse(env);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  return problems;
+}
 
 function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   const v = env[name];
@@ -116,39 +145,48 @@ async function enqueue(
   }
 }
 
+/**
+ * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
+ * Progressing) queues a message delayed by that many seconds, so health is looked at again
+ * without waiting for the cron to find the App due (issue 9).
+ */
 async function reconcileLogged(env: Env, ref: { namespace: string; name: string }) {
   const result = await reconcileApp(ref, portsFor(env), new Date());
   logLine(result);
+  const delay = result.followUpSeconds;
+  if (delay !== undefined && env.RECONCILE_QUEUE) {
+    const body = { namespace: ref.namespace, name: ref.name, reason: "follow-up" };
+    await env.RECONCILE_QUEUE.sendBatch([
+      { body, delaySeconds: Math.min(delay, MAX_DELAY_SECONDS) },
+    ]).catch((err) =>
+      logLine({ msg: "follow-up not queued", app: result.app, error: String(err) }),
+    );
+  }
   return result;
 }
 
 export default {
   async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
-    let app: ReturnType<typeof createHttpApp>;
-    try {
-      const ports = portsFor(env);
-      app = createHttpApp({
-        apps: ports.kube,
-        config: parseHttpConfig(env),
-        now: () => new Date(),
-        log: logLine,
-        redactor,
-        // Work after the response (Slack's 3-second limit) runs in waitUntil.
-        defer: (task) => ctx.waitUntil(task),
-        slackRespond: createSlackNotifier().slack,
-        async trigger(apps, reason) {
-          // Webhook latency: reconcile the first few now (after the response), queue the rest.
-          const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
-          for (const a of inline) ctx.waitUntil(reconcileLogged(env, a));
-          if (apps.length > inline.length) await enqueue(env, apps.slice(inline.length), reason);
-        },
-      });
-    } catch (err) {
-      return Response.json(
-        { message: `configuration error: ${err instanceof Error ? err.message : String(err)}` },
-        { status: 500 },
-      );
-    }
+    // Every missing or invalid binding is named, at /healthz too, with 503 (issue 9).
+    const problems = configurationProblems(env);
+    if (problems.length > 0) return unavailable(new URL(request.url).pathname, problems);
+    const ports = portsFor(env);
+    const app = createHttpApp({
+      apps: ports.kube,
+      config: parseHttpConfig(env),
+      now: () => new Date(),
+      log: logLine,
+      redactor,
+      // Work after the response (Slack's 3-second limit) runs in waitUntil.
+      defer: (task) => ctx.waitUntil(task),
+      slackRespond: createSlackNotifier().slack,
+      async trigger(apps, reason) {
+        // Webhook latency: reconcile the first few now (after the response), queue the rest.
+        const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
+        for (const a of inline) ctx.waitUntil(reconcileLogged(env, a));
+        if (apps.length > inline.length) await enqueue(env, apps.slice(inline.length), reason);
+      },
+    });
     return app.fetch(request);
   },
 

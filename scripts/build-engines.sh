@@ -54,11 +54,16 @@ stamp() {
 gobuild() {
   local engine="$1" out="$2" tmp="$2.tmp.$$" t0=$SECONDS
   log "building $engine for $3/$4 (the first build downloads Go modules)"
+  # Say every 30 s that it is still going (a first build is minutes of silence otherwise).
+  (while sleep 30; do log "still building $engine ($((SECONDS - t0))s so far)"; done) &
+  local ticker=$!
   if ! (cd "$SRC/$engine" && GOOS="$3" GOARCH="$4" CGO_ENABLED=0 \
         go build -trimpath -buildvcs=false -ldflags="-s -w" -o "$tmp" .); then
+    kill "$ticker" 2>/dev/null || true
     rm -f "$tmp"
     die "go build of $engine failed"
   fi
+  kill "$ticker" 2>/dev/null || true
   mv -f "$tmp" "$out"
   log "built $out in $((SECONDS - t0))s ($(du -h "$out" | cut -f1))"
 }

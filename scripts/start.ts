@@ -1,6 +1,7 @@
 // npm start: the main job. With KUBECONFIG: `plumb reconcile --all` against that cluster.
-// Without: start the local control plane (test/cluster), install the CRD, serve the guestbook
-// example from a local Git server, create the example App and reconcile until it is Healthy.
+// Without: start the local control plane (test/cluster) or reuse the one running, install the
+// CRD, serve the guestbook example from a local Git server, create the example App and
+// reconcile it until it is Healthy; the exit code is the example's outcome.
 
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -23,16 +24,44 @@ function plumb(args: string[], kubeconfig: string): Promise<number> {
   return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 }
 
+/** The local control plane's state and kubeconfig (gitignored). */
+const CLUSTER_DIR = join(ROOT, ".plumb/cluster");
+const CLUSTER_SH = join(ROOT, "test/cluster/cluster.sh");
+
+/** True when the local control plane in CLUSTER_DIR runs and is ready (`cluster.sh status`). */
+function clusterRunning(): boolean {
+  try {
+    execFileSync("bash", [CLUSTER_SH, "status", CLUSTER_DIR], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<number> {
   const existing = process.env["KUBECONFIG"];
-  if (existing) return plumb(["reconcile", "--all"], existing);
+  // The local control plane's own kubeconfig (as the `export KUBECONFIG=…` line below prints it)
+  // means the local example again, not a `reconcile --all` of a cluster of one's own.
+  if (existing && resolve(existing) !== resolve(CLUSTER_DIR, "kubeconfig")) {
+    return plumb(["reconcile", "--all"], existing);
+  }
 
-  const dir = join(ROOT, ".plumb/cluster");
-  console.error(
-    "no KUBECONFIG: starting the local control plane (first build takes several minutes)",
-  );
-  execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), "start", dir], { stdio: "inherit" });
-  const kubeconfig = join(dir, "kubeconfig");
+  // A control plane a previous `npm start` left running is reused (issue 9).
+  if (clusterRunning()) {
+    console.error(`no KUBECONFIG: reusing the local control plane in ${CLUSTER_DIR}`);
+  } else {
+    console.error(
+      "no KUBECONFIG: starting the local control plane (the first build takes several minutes)",
+    );
+    try {
+      execFileSync("bash", [CLUSTER_SH, "start", CLUSTER_DIR], { stdio: "inherit" });
+    } catch {
+      throw new Error(
+        "the local control plane did not start (see above); `npm run cluster:stop` stops what is left of it, then run npm start again",
+      );
+    }
+  }
+  const kubeconfig = join(CLUSTER_DIR, "kubeconfig");
   const transport = nodeKubeTransport(kubeconfig);
   await installAppCrd(transport);
   const kube = createKubePort(transport);
@@ -55,17 +84,23 @@ async function main(): Promise<number> {
     await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "guestbook" } });
     await kube.apply(app);
     console.error(`example App guestbook/guestbook → ${repo.url}`);
-    for (let i = 0; i < 30; i++) {
+    // The example's own outcome decides the exit code, never other Apps in the cluster.
+    let healthy = false;
+    for (let i = 0; i < 30 && !healthy; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 2000));
       const code = await plumb(["reconcile", "guestbook/guestbook"], kubeconfig);
       const status = (await kube.getApp("guestbook", "guestbook"))?.status;
-      if (code === 0 && status?.healthStatus === "Healthy") break;
-      await new Promise((r) => setTimeout(r, 2000));
+      healthy = code === 0 && status?.healthStatus === "Healthy";
     }
-    const code = await plumb(["reconcile", "--all", "--force"], kubeconfig);
     console.error(
-      `\nThe control plane keeps running: KUBECONFIG=${kubeconfig}\nStop it with: npm run cluster:stop`,
+      healthy
+        ? "\nThe example App guestbook/guestbook is Synced and Healthy."
+        : "\nThe example App guestbook/guestbook did not become Healthy (see its lines above).",
     );
-    return code;
+    console.error(
+      `The control plane keeps running. To use it:\n  export KUBECONFIG=${kubeconfig}\n  npm run plumb -- get -A\nStop it with: npm run cluster:stop`,
+    );
+    return healthy ? 0 : 1;
   } finally {
     await git.stop();
   }

@@ -65,6 +65,9 @@ export function toStructural(schema: unknown): unknown {
   return out;
 }
 
+/** JSONPath of a field of the Ready condition (kubectl evaluates the filter). */
+const READY = (field: string) => `.status.conditions[?(@.type=="Ready")]${field}`;
+
 function schemaOf(type: z.ZodType): Json {
   return toStructural(z.toJSONSchema(type, { io: "input", unrepresentable: "any" })) as Json;
 }
@@ -118,11 +121,16 @@ export function appCrd(): Json {
           served: true,
           storage: true,
           subresources: { status: {} },
+          // kubectl get apps: whether the App is Ready and why not (a failing App must not
+          // look fine, issue 9); -o wide adds the Ready condition's message.
           additionalPrinterColumns: [
+            { name: "Ready", type: "string", jsonPath: READY(".status") },
+            { name: "Reason", type: "string", jsonPath: READY(".reason") },
             { name: "Sync", type: "string", jsonPath: ".status.syncStatus" },
             { name: "Health", type: "string", jsonPath: ".status.healthStatus" },
-            { name: "Revision", type: "string", jsonPath: ".status.revision" },
+            { name: "Revision", type: "string", jsonPath: ".status.shortRevision" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+            { name: "Message", type: "string", jsonPath: READY(".message"), priority: 1 },
           ],
           schema: {
             openAPIV3Schema: {

@@ -363,6 +363,19 @@ export const NOTIFY_EVENTS = [
   "DriftCorrected",
 ] as const;
 
+/** What each event of spec.notifications.slack.on means (the CRD's description, README). */
+export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], string> = {
+  Synced:
+    "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
+  Failed:
+    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason or message changes",
+  Degraded: "health became Degraded",
+  Recovered:
+    "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
+  Held: "a new revision is held for approval (status.heldRevision)",
+  DriftCorrected: "selfHeal re-applied drifted or deleted objects",
+};
+
 export const Notifications = z
   .object({
     slack: z
@@ -372,7 +385,9 @@ export const Notifications = z
         on: z
           .array(z.enum(NOTIFY_EVENTS))
           .default([...NOTIFY_EVENTS])
-          .describe("Transitions to announce."),
+          .describe(
+            `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
+          ),
       })
       .optional(),
   })
@@ -527,6 +542,45 @@ export const RevisionRecord = z.object({
   deployedAt: z.string(),
 });
 
+/** Problems that a later healthy run announces as Recovered. */
+export const ALERT_EVENTS = ["Failed", "Degraded"] as const;
+
+export const OpenAlert = z
+  .object({
+    event: z.enum(ALERT_EVENTS).describe("The last problem announced: Failed or Degraded."),
+    message: z.string().describe("What was announced."),
+    since: z.string().describe("RFC 3339 time of the first problem since the App was healthy."),
+  })
+  .describe(
+    "A Failed or Degraded that has not recovered yet; the first run that finds the App healthy announces Recovered and clears it.",
+  );
+
+export const DriftCorrection = z
+  .object({
+    at: z.string().describe("RFC 3339 time of the correction."),
+    count: z.number().int().describe("Objects re-applied."),
+    objects: z
+      .array(z.string())
+      .max(10)
+      .describe(
+        'What was re-applied and who had changed it, e.g. "Deployment team-a/web: spec.replicas by kubectl"; the first 10.',
+      ),
+  })
+  .describe("The last selfHeal correction: drifted or deleted objects plumb re-applied.");
+
+export const PendingNotification = z
+  .object({
+    event: z.enum(NOTIFY_EVENTS),
+    message: z.string(),
+    at: z.string().describe("RFC 3339 time of the transition it announces."),
+    attempts: z.number().int().describe("Deliveries tried so far."),
+    revision: z
+      .string()
+      .optional()
+      .describe("Held: the revision held (the buttons are sent only while it is still held)."),
+  })
+  .describe("A Slack notification whose delivery failed, retried on later runs for 1 hour.");
+
 export const AppStatus = z
   .object({
     observedGeneration: z.number().int().optional(),
@@ -538,6 +592,12 @@ export const AppStatus = z
       .optional()
       .describe(
         "Revision last applied: a commit SHA or an image digest (Flux: status.lastAppliedRevision).",
+      ),
+    shortRevision: z
+      .string()
+      .optional()
+      .describe(
+        "status.revision as plumb shows it (7 hex characters of a commit; accepted back wherever a revision is asked for): the Revision column of kubectl get apps.",
       ),
     observedRevision: z
       .string()
@@ -594,6 +654,15 @@ export const AppStatus = z
     lastReconciledAt: z.string().optional(),
     nextReconcileAt: z.string().optional(),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
+    openAlert: OpenAlert.optional(),
+    lastDriftCorrection: DriftCorrection.optional(),
+    pendingNotifications: z
+      .array(PendingNotification)
+      .max(10)
+      .optional()
+      .describe(
+        "Slack notifications not delivered yet (at most 10, oldest dropped first): each is sent once on a later run, for up to 1 hour after its transition.",
+      ),
   })
   .describe("Observed state, written by plumb.");
 
@@ -620,6 +689,9 @@ export type SyncWindow = z.output<typeof SyncWindow>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export type OpenAlert = z.output<typeof OpenAlert>;
+export type PendingNotification = z.output<typeof PendingNotification>;
+export type DriftCorrection = z.output<typeof DriftCorrection>;
 
 /** The App object as read from the API server. `spec` is unvalidated until validateSpec. */
 export interface App {

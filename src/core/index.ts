@@ -8,3 +8,4 @@ export * from "./reasons.ts";
 export * from "./redact.ts";
 export * from "./refs.ts";
 export * from "./result.ts";
+export * from "./revisions.ts";

@@ -26,12 +26,26 @@ export function assessSet(
   known?: ReadonlyMap<string, HealthResult>,
 ): SetHealth {
   const byKey = new Map<string, HealthResult>();
-  const items: HealthItem[] = [];
   for (const ref of refs) {
-    const h = known?.get(refKey(ref)) ?? assessHealth(live.get(refKey(ref)), now);
-    byKey.set(refKey(ref), h);
-    items.push({ kind: ref.kind, namespace: ref.namespace, name: ref.name, health: h });
+    byKey.set(refKey(ref), known?.get(refKey(ref)) ?? assessHealth(live.get(refKey(ref)), now));
   }
+  return aggregateSet(refs, byKey);
+}
+
+/**
+ * The SetHealth of `refs` from each one's health in `byKey` (Unknown when absent): the worst-
+ * first aggregate, e.g. after a workload's health was explained by its Pods.
+ */
+export function aggregateSet(
+  refs: readonly ObjectRef[],
+  byKey: ReadonlyMap<string, HealthResult>,
+): SetHealth {
+  const items: HealthItem[] = refs.map((ref) => ({
+    kind: ref.kind,
+    namespace: ref.namespace,
+    name: ref.name,
+    health: byKey.get(refKey(ref)) ?? { status: "Unknown" },
+  }));
   const agg = aggregateHealth(items);
-  return { byKey, status: agg.status, reason: agg.reason };
+  return { byKey: new Map(byKey), status: agg.status, reason: agg.reason };
 }

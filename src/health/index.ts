@@ -3,6 +3,7 @@
 // point of src/health.
 export type { HealthItem } from "./aggregate.ts";
 export { aggregateHealth, HEALTH_ORDER, healthRank } from "./aggregate.ts";
-export { assessSet, type SetHealth } from "./assess.ts";
+export { aggregateSet, assessSet, type SetHealth } from "./assess.ts";
 export { assessHealth, ruleFor, ruleKey } from "./rules.ts";
 export type { HealthResult, Rule } from "./util.ts";
+export { explainByPods, POD_OWNERS, podSelector } from "./workload-pods.ts";

@@ -77,7 +77,13 @@ describe("GET /healthz and unknown routes", () => {
     const { call } = setup();
     const res = await call("GET", "/healthz");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ok" });
+    // This setup has API tokens but no webhook secret: /healthz says so (issue 9).
+    expect(await res.json()).toEqual({
+      status: "ok",
+      warnings: [
+        "no webhook secret is set (GITHUB_WEBHOOK_SECRET, GITLAB_WEBHOOK_TOKEN, GITEA_WEBHOOK_SECRET): every /webhooks route answers 404",
+      ],
+    });
   });
 
   it("unknown routes are 404 JSON", async () => {
@@ -176,7 +182,9 @@ describe("GET apps", () => {
       syncStatus: "Held",
       healthStatus: "Healthy",
       healthReason: "all 3 resources healthy",
+      ready: { status: "True", reason: "Synced", message: "ok" },
       revision: SHA3,
+      shortRevision: SHA3.slice(0, 7),
       observedRevision: HELD,
       heldRevision: HELD,
       previousRevisions: status.previousRevisions,
@@ -197,6 +205,8 @@ describe("GET apps", () => {
     ).json()) as Record<string, unknown>;
     expect(body).toMatchObject({
       syncStatus: null,
+      ready: null,
+      shortRevision: null,
       heldRevision: null,
       previousRevisions: [],
       conditions: [],
@@ -250,12 +260,21 @@ describe("POST approve", () => {
     });
   });
 
+  it("accepts the short revision Slack shows, and writes the full one", async () => {
+    const { call } = setup();
+    const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: HELD.slice(0, 7) });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { operation: { revision: string } }).operation.revision).toBe(
+      HELD,
+    );
+  });
+
   it("409 for a stale revision", async () => {
     const { kube, call } = setup();
     const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: SHA2 });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({
-      message: `stale revision: held is ${HELD}`,
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${SHA2}"`,
       heldRevision: HELD,
     });
     expect(kube.calls.setOperation).toEqual([]);
@@ -324,7 +343,7 @@ describe("POST reject", () => {
     const stale = await call("POST", `${WEB}/reject`, TEAM_A, { revision: SHA2 });
     expect(stale.status).toBe(409);
     expect(await stale.json()).toEqual({
-      message: `stale revision: held is ${HELD}`,
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${SHA2}"`,
       heldRevision: HELD,
     });
     const none = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/reject", TEAM_A);
@@ -381,6 +400,26 @@ describe("POST operations", () => {
     });
   });
 
+  it("a rollback names a previous revision by an unambiguous prefix; 6 characters are refused", async () => {
+    const { call } = setup();
+    const short = await call("POST", `${WEB}/operations`, TEAM_A, {
+      type: "rollback",
+      revision: SHA1.slice(0, 6),
+    });
+    expect(short.status).toBe(409);
+    expect(((await short.json()) as { message: string }).message).toBe(
+      'revision "111111" is not in status.previousRevisions (2222222, 1111111) (a prefix needs at least 7 hex characters)',
+    );
+    const res = await call("POST", `${WEB}/operations`, TEAM_A, {
+      type: "rollback",
+      revision: SHA1.slice(0, 9),
+    });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { operation: { revision: string } }).operation.revision).toBe(
+      SHA1,
+    );
+  });
+
   it("409 for a rollback to a revision not in previousRevisions, or with none recorded", async () => {
     const { kube, call } = setup();
     const res = await call("POST", `${WEB}/operations`, TEAM_A, {
@@ -389,7 +428,7 @@ describe("POST operations", () => {
     });
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({
-      message: `revision ${HELD} is not in status.previousRevisions`,
+      message: `revision "${HELD}" is not in status.previousRevisions (2222222, 1111111)`,
       previousRevisions: [SHA2, SHA1],
     });
     const none = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/operations", TEAM_A, {
@@ -567,6 +606,22 @@ describe("Kubernetes API errors", () => {
     ]);
   });
 
+  it("a request that got no answer says why, in the answer and the log (issue 9)", async () => {
+    const { kube, call, log } = setup();
+    const message =
+      "kubernetes API unreachable: GET /apis/plumb.dev/v1alpha1/namespaces/team-a/apps/web: TLS or connection failure inside workerd (reference 8ptee): most likely the server's certificate is not publicly trusted (\"invalid peer certificate: UnknownIssuer\" in workerd's log)";
+    kube.fail.getApp = new KubeApiError(503, "ServiceUnavailable", message);
+    const res = await call("GET", WEB, TEAM_A);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({
+      message: "kubernetes API error",
+      status: 503,
+      reason: "ServiceUnavailable",
+      detail: message,
+    });
+    expect(log.at(-1)).toMatchObject({ detail: message });
+  });
+
   it("a failing Event or trigger does not undo the recorded operation", async () => {
     const kube = new FakeKube([testApp("team-a", "web", { status })]);
     kube.fail.emitEvent = new KubeApiError(403, "Forbidden", "events is forbidden");
@@ -586,5 +641,21 @@ describe("Kubernetes API errors", () => {
     expect(res.status).toBe(202);
     expect(kube.calls.setOperation).toHaveLength(1);
     expect(log.map((e) => e["msg"])).toEqual(["emitting event failed", "trigger failed"]);
+  });
+});
+
+describe("a known route asked with another method (issue 9)", () => {
+  it("is 405 with Allow, after authentication", async () => {
+    const { call } = setup();
+    const res = await call("GET", `${WEB}/operations`, TEAM_A);
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(await res.json()).toEqual({
+      message: `GET is not allowed on ${WEB}/operations; use POST`,
+    });
+    expect((await call("DELETE", WEB, TEAM_A)).headers.get("allow")).toBe("GET, HEAD");
+    expect((await call("GET", `${WEB}/operations`)).status).toBe(401);
+    expect((await call("GET", "/webhooks/github")).status).toBe(405);
+    expect((await call("GET", `${WEB}/nothing-here`, TEAM_A)).status).toBe(404);
   });
 });

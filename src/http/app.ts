@@ -2,6 +2,8 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
+import { answerOtherMethods } from "./methods.ts";
+import { configWarnings } from "./readiness.ts";
 import { registerApiRoutes } from "./routes/api.ts";
 import { registerMetricsRoute } from "./routes/metrics.ts";
 import { registerSlackRoutes } from "./routes/slack.ts";
@@ -14,13 +16,15 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Builds the Hono app.
- * - GET /healthz → 200 {"status":"ok"} (no auth)
+ * - GET /healthz → 200 {"status":"ok"}, with `warnings` when no API token or no webhook secret
+ *   is configured ({@link configWarnings}; no auth)
  * - POST /webhooks/github|gitlab|gitea (see registerWebhookRoutes)
  * - /api/v1/... under bearer-token auth (see registerApiRoutes)
  * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
  * - POST /slack/interactions, Slack-signed button presses (see registerSlackRoutes)
  * - the web page at / (see registerWebRoutes), HTML, under a signed session cookie
- * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; every error is JSON
+ * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; a known route asked with
+ * another method → 405 with Allow ({@link answerOtherMethods}); every error is JSON
  * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
  * Nothing here logs request headers, bodies, secrets or tokens.
  */
@@ -33,12 +37,17 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
     },
   });
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }, 200));
+  // Up; `warnings` names settings that leave part of the API unusable (issue 9).
+  const warnings = configWarnings(deps.config);
+  app.get("/healthz", (c) =>
+    c.json(warnings.length > 0 ? { status: "ok", warnings } : { status: "ok" }, 200),
+  );
   registerWebhookRoutes(app, deps, limit);
   registerApiRoutes(app, deps, limit);
   registerMetricsRoute(app, deps);
   registerSlackRoutes(app, deps, limit);
   registerWebRoutes(app, deps, limit);
+  answerOtherMethods(app);
 
   app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));

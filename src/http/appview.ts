@@ -1,8 +1,8 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import { type App, type Operation, SyncWindow } from "../app/index.ts";
-import { nameOf } from "../core/index.ts";
+import { type App, type Condition, type Operation, SyncWindow } from "../app/index.ts";
+import { nameOf, shortRevision } from "../core/index.ts";
 import { operationFinished } from "../plan/index.ts";
 
 function record(v: unknown): Record<string, unknown> | undefined {
@@ -93,9 +93,11 @@ export function keyOf(app: App): string {
 }
 
 /**
- * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, revision,
- * observedRevision, heldRevision, previousRevisions, operationState, conditions, lastSyncedAt,
- * nextReconcileAt, nextSyncWindow, resources, drift}` — for a Held App, `resources` is the approval preview
+ * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, ready
+ * ({status, reason, message} of the Ready condition, as kubectl get apps -o wide shows it),
+ * revision, shortRevision, observedRevision, heldRevision, previousRevisions, operationState,
+ * conditions, lastSyncedAt, nextReconcileAt, nextSyncWindow, resources, drift}` — for a Held
+ * App, `resources` is the approval preview
  * (what will be created, changed field by field, pruned). Absent scalars are null, lists [].
  */
 export function summarize(app: App) {
@@ -106,7 +108,10 @@ export function summarize(app: App) {
     syncStatus: s.syncStatus ?? null,
     healthStatus: s.healthStatus ?? null,
     healthReason: s.healthReason ?? null,
+    // The Ready condition, as `kubectl get apps` shows it (-o wide: the message): issue 9.
+    ready: readyOf(s.conditions),
     revision: s.revision ?? null,
+    shortRevision: s.revision ? shortRevision(s.revision) : null,
     observedRevision: s.observedRevision ?? null,
     heldRevision: s.heldRevision ?? null,
     previousRevisions: s.previousRevisions ?? [],
@@ -119,6 +124,14 @@ export function summarize(app: App) {
     resources: s.resources ?? [],
     drift: s.drift ?? [],
   };
+}
+
+/** `{status, reason, message}` of the Ready condition, or null before the first run. */
+function readyOf(
+  conditions: readonly Condition[] | undefined,
+): { status: Condition["status"]; reason: string; message: string } | null {
+  const ready = conditions?.find((c) => c.type === "Ready");
+  return ready ? { status: ready.status, reason: ready.reason, message: ready.message } : null;
 }
 
 /** The JSON shape of {@link summarize}. */

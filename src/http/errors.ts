@@ -26,8 +26,9 @@ export type Log = (entry: Record<string, unknown>) => void;
  * Maps an error to a JSON response:
  * - HttpError / HTTPException / OperationRefused: its status and message (plus details);
  * - KubeApiError 404 → 404, 409 → 409 (with the API server's message and reason), any other
- *   → 502 "kubernetes API error" (the log entry has the error's message: the request and the
- *   cause, e.g. a TLS UnknownIssuer, issue 9 item 9);
+ *   → 502 "kubernetes API error" with the error's status and reason, and for a request that got
+ *   no answer (503, 504) `detail`: the request and the cause, e.g. a TLS failure (issue 9); the
+ *   log entry carries the message of every such error;
  * - anything else → 500 "internal error" (logged; no stack or message leaves the process).
  * Every body is redacted with `redactor` (issue 11: an API server message may echo a Secret's
  * value). On the web page's routes (`errorPage` set) the same status and message become an
@@ -65,6 +66,8 @@ function describeError(
     if (err.status === 404 || err.status === 409) {
       return { status: err.status, body: { message: err.message, reason: err.reason } };
     }
+    // The error's message says which request failed and why (a TLS UnknownIssuer, a refused
+    // connection, the API server's own words): the log and the answer both carry it (issue 9).
     log?.({
       msg: "kubernetes API error",
       status: err.status,
@@ -72,9 +75,17 @@ function describeError(
       detail: err.message,
       ...where(c),
     });
+    // No answer (503, 504): why not is the operator's first question, and says nothing of the
+    // cluster's contents; an answer's own message (403, 500) stays in the log.
+    const unanswered = err.status === 503 || err.status === 504;
     return {
       status: 502,
-      body: { message: "kubernetes API error", status: err.status, reason: err.reason },
+      body: {
+        message: "kubernetes API error",
+        status: err.status,
+        reason: err.reason,
+        ...(unanswered ? { detail: err.message } : {}),
+      },
     };
   }
   log?.({ msg: "unexpected error", error: err.name, detail: err.message, ...where(c) });

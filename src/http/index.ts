@@ -15,6 +15,7 @@ export {
   OperationRefused,
   submitOperation,
 } from "./operations.ts";
+export { configWarnings, unavailable } from "./readiness.ts";
 export type { AppEvent, AppKey, AppStore, HttpDeps, HttpEnv } from "./types.ts";
 export type { Provider, PushEvent } from "./webhooks.ts";
 export { parsePush } from "./webhooks.ts";

@@ -1,7 +1,7 @@
 // Operations on an App as the API, the web page, Slack and the CLI request them: one set of
 // rules for what may be asked now, one way to write spec.operation. No HTTP here.
 import type { App, Operation } from "../app/index.ts";
-import { EventReason } from "../core/index.ts";
+import { EventReason, matchRevision, shortRevision } from "../core/index.ts";
 import { syncBlocked } from "../plan/index.ts";
 import { isFrozen, keyOf, requestedOperation, syncWindowsOf } from "./appview.ts";
 import type { AppKey, AppStore } from "./types.ts";
@@ -29,14 +29,16 @@ export interface OperationRequest {
 /**
  * Checks `request` against the App as read now and builds the operation to write (pure).
  * Rules (409 OperationRefused otherwise), in this order:
- * - Approve, Reject: not frozen; something is held; `revision`, when given, is the held one
+ * - Approve, Reject: not frozen; something is held; `revision`, when given, names the held one
  *   (details `{heldRevision}`); then as below. The operation names the held revision.
  * - every type: not frozen; no earlier operation still pending (details `{pendingOperation}`).
- * - Rollback: `revision` (default: status.previousRevisions[0]) is in previousRevisions
- *   (details `{previousRevisions}`).
+ * - Rollback: `revision` (default: status.previousRevisions[0]) names one of previousRevisions
+ *   (details `{previousRevisions}`); an ambiguous prefix is refused naming the matches.
  * - Sync, Deploy, Rollback, Approve: no sync window blocks a manual sync now (issue 15, Argo
  *   CD's rule: unless the blocking windows have manualSync; details `{nextSyncWindow}`, when it
  *   may run). The reconcile applies the same rule to an operation written with kubectl.
+ * A revision is named by itself, its short form or an unambiguous prefix of 7+ hex characters
+ * (core's matchRevision: Slack and kubectl show 7); the operation carries the full revision.
  * @param requestedBy recorded in spec.operation and then status.operationState ("alice",
  *   "slack:U0123", "cli:bob"); never a secret
  * @param id the operation's id (a random UUID unless given)
@@ -53,8 +55,15 @@ export function buildOperation(
     const held = app.status?.heldRevision;
     if (isFrozen(app)) throw new OperationRefused(409, FROZEN);
     if (!held) throw new OperationRefused(409, "nothing is held for approval");
-    if (revision !== undefined && revision !== held) {
-      throw new OperationRefused(409, `stale revision: held is ${held}`, { heldRevision: held });
+    if (revision !== undefined) {
+      const named = matchRevision(revision, [held]);
+      if ("error" in named) {
+        throw new OperationRefused(
+          409,
+          `stale revision: held is ${shortRevision(held)}, not ${JSON.stringify(revision)}`,
+          { heldRevision: held },
+        );
+      }
     }
     revision = held;
   }
@@ -65,11 +74,13 @@ export function buildOperation(
     if (revision === undefined) {
       throw new OperationRefused(409, "nothing to roll back to: status.previousRevisions is empty");
     }
-    if (!previous.includes(revision)) {
-      throw new OperationRefused(409, `revision ${revision} is not in status.previousRevisions`, {
+    const named = matchRevision(revision, previous, "status.previousRevisions");
+    if ("error" in named) {
+      throw new OperationRefused(409, named.error, {
         previousRevisions: previous,
       });
     }
+    revision = named.revision;
   }
   if (request.type !== "Restart" && request.type !== "Reject") {
     const block = syncBlocked(syncWindowsOf(app), true, now);

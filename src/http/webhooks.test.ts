@@ -685,3 +685,87 @@ describe("parsePush", () => {
     });
   });
 });
+
+describe("rejected deliveries are logged (issue 9)", () => {
+  it("names the route, status, reason and delivery id; never the body, signature or secret", async () => {
+    const { post, log } = setup();
+    const body = new TextEncoder().encode('{"ref":"refs/heads/main","secret":"BODY-VALUE"}');
+    const bad = await post("/webhooks/github", body, {
+      "x-github-event": "push",
+      "x-github-delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+      "x-hub-signature-256": "sha256=deadbeef",
+    });
+    expect(bad.status).toBe(401);
+    const signed = await post("/webhooks/github", "{not json", {
+      "x-github-event": "push",
+      "x-hub-signature-256": `sha256=${hmac(GITHUB_SECRET, new TextEncoder().encode("{not json"))}`,
+    });
+    expect(signed.status).toBe(400);
+    const token = await post("/webhooks/gitlab", body, {
+      "x-gitlab-event": "Push Hook",
+      "x-gitlab-token": "wrong-token",
+      "x-gitlab-event-uuid": "13792a34-cac6-4fda-95a8-c58e00a3954e",
+    });
+    expect(token.status).toBe(401);
+    const unknown = await post("/webhooks/bitbucket", body, {});
+    expect(unknown.status).toBe(404);
+    expect(log.filter((e) => e["msg"] === "webhook rejected")).toEqual([
+      {
+        msg: "webhook rejected",
+        route: "POST /webhooks/github",
+        status: 401,
+        reason: "missing or invalid X-Hub-Signature-256 header",
+        delivery: "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+      },
+      {
+        msg: "webhook rejected",
+        route: "POST /webhooks/github",
+        status: 400,
+        reason: "malformed JSON body",
+        delivery: null,
+      },
+      {
+        msg: "webhook rejected",
+        route: "POST /webhooks/gitlab",
+        status: 401,
+        reason: "missing or invalid X-Gitlab-Token header",
+        delivery: "13792a34-cac6-4fda-95a8-c58e00a3954e",
+      },
+      {
+        msg: "webhook rejected",
+        route: "POST /webhooks/bitbucket",
+        status: 404,
+        reason: "no such route",
+        delivery: null,
+      },
+    ]);
+    const logged = JSON.stringify(log);
+    for (const secret of ["BODY-VALUE", "deadbeef", "wrong-token", GITHUB_SECRET, GITLAB_TOKEN]) {
+      expect(logged).not.toContain(secret);
+    }
+  });
+
+  it("logs a 413 and an unconfigured provider too; an accepted delivery is not a rejection", async () => {
+    const { post, log } = setup(APPS, { apiTokens: [], githubWebhookSecret: GITHUB_SECRET });
+    const big = await post("/webhooks/github", "x".repeat(1024 * 1024 + 1), {
+      "x-github-event": "push",
+      "x-github-delivery": "d1",
+    });
+    expect(big.status).toBe(413);
+    const gitea = await post("/webhooks/gitea", "{}", { "x-gitea-delivery": "9f4c2a" });
+    expect(gitea.status).toBe(404);
+    const ping = await post("/webhooks/github", "{}", {
+      "x-github-event": "ping",
+      "x-hub-signature-256": `sha256=${hmac(GITHUB_SECRET, new TextEncoder().encode("{}"))}`,
+    });
+    expect(ping.status).toBe(200);
+    expect(
+      log
+        .filter((e) => e["msg"] === "webhook rejected")
+        .map((e) => [e["status"], e["reason"], e["delivery"]]),
+    ).toEqual([
+      [413, "request body exceeds 1048576 bytes (1 MiB)", "d1"],
+      [404, "gitea webhooks are not configured", "9f4c2a"],
+    ]);
+  });
+});

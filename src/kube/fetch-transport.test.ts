@@ -82,4 +82,44 @@ describe("createFetchTransport", () => {
       message: "GET /api: connection refused (ECONNREFUSED 10.0.0.1:443)",
     });
   });
+
+  it("spells out what workerd hides: a certificate it does not trust, a lost connection (issue 9)", async () => {
+    // What workerd's fetch throws when its own log says "TLS handshake failed: invalid peer
+    // certificate: UnknownIssuer" (wrangler 4 against the local control plane's private CA).
+    const untrusted: typeof fetch = async () => {
+      throw new Error("internal error; reference = 8pteevbi2t9km175gtj0op11");
+    };
+    const tls = await createFetchTransport(
+      "https://127.0.0.1:6443",
+      "tok",
+      untrusted,
+    )("GET", "/apis/plumb.dev/v1alpha1/apps").catch((e: unknown) => e);
+    expect(tls).toMatchObject({
+      kind: "tls",
+      sent: false,
+      message:
+        "GET /apis/plumb.dev/v1alpha1/apps: TLS or connection failure inside workerd (reference 8pteevbi2t9km175gtj0op11): most likely the server's certificate is not publicly trusted (\"invalid peer certificate: UnknownIssuer\" in workerd's log), which a Worker's fetch refuses; reach the API server through a Cloudflare Tunnel or Workers VPC, or for wrangler dev through kubectl proxy (npm run dev:worker)",
+    });
+    // Over plain http the same words say nothing about certificates.
+    const plain = await createFetchTransport(
+      "http://127.0.0.1:8001",
+      "tok",
+      untrusted,
+    )("GET", "/api").catch((e: unknown) => e);
+    expect(plain).toMatchObject({
+      message: "GET /api: internal error; reference = 8pteevbi2t9km175gtj0op11",
+    });
+    const lost: typeof fetch = async () => {
+      throw new Error("Network connection lost.");
+    };
+    const reset = await createFetchTransport(
+      base,
+      "tok",
+      lost,
+    )("GET", "/api").catch((e: unknown) => e);
+    expect(reset).toMatchObject({
+      kind: "reset",
+      message: "GET /api: connection refused or lost (workerd: Network connection lost.)",
+    });
+  });
 });

@@ -3,6 +3,7 @@
 // no CA), e.g. a Workers VPC binding or a tunnel hostname.
 import { describeCause } from "./causes.ts";
 import { type KubeTransport, KubeTransportError, parseBody, withQuery } from "./transport.ts";
+import { workerdCause } from "./workerd-causes.ts";
 
 /**
  * A KubeTransport for `server` (https://host[:port][/prefix]) with a bearer `token`.
@@ -53,6 +54,13 @@ export function createFetchTransport(
       if (timedOut) {
         const text = `no answer within ${request.timeoutMs} ms (timeout)`;
         throw new KubeTransportError(method, path, "timeout", text, { sent: true });
+      }
+      // workerd hides a TLS failure behind "internal error": say what it almost always is.
+      const hidden = workerdCause(err, base);
+      if (hidden) {
+        throw new KubeTransportError(method, path, hidden.kind, hidden.text, {
+          sent: hidden.kind !== "tls",
+        });
       }
       const cause = describeCause(err, true);
       throw new KubeTransportError(method, path, cause.kind, cause.text, {

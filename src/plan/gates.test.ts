@@ -118,7 +118,10 @@ describe("decide", () => {
       "Approve naming another revision than the held one is stale",
       withOp(op("Approve", R2)),
       { ...applied, heldRevision: R3, heldObjectHash: "h3" },
-      refused(op("Approve", R2), `stale approval: ${R2} is not the held revision ${R3}`),
+      refused(
+        op("Approve", R2),
+        `stale approval: ${R2} is not the held revision ${R3.slice(0, 7)}`,
+      ),
     ],
     [
       "Approve naming the held revision applies it",
@@ -130,13 +133,13 @@ describe("decide", () => {
       "Approve without a revision applies the held one, not the source's newer head",
       withOp(op("Approve")),
       { ...applied, heldRevision: R1, heldObjectHash: "h1" },
-      { action: "apply", revision: R1, reason: "Approved", operation: op("Approve") },
+      { action: "apply", revision: R1, reason: "Approved", operation: op("Approve", R1) },
     ],
     [
       "Rollback without a revision goes to the newest previous revision",
       withOp(op("Rollback")),
       applied,
-      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback") },
+      { action: "apply", revision: R1, reason: "Rollback", operation: op("Rollback", R1) },
     ],
     [
       "Rollback to a revision in previousRevisions",
@@ -166,7 +169,10 @@ describe("decide", () => {
       "Rollback to an unknown revision is refused",
       withOp(op("Rollback", R3)),
       applied,
-      refused(op("Rollback", R3), `revision ${R3} is not in status.previousRevisions`),
+      refused(
+        op("Rollback", R3),
+        `revision "${R3}" is not in status.previousRevisions (${R2.slice(0, 7)}, ${R1.slice(0, 7)})`,
+      ),
     ],
     [
       "requiresApproval holds a revision not yet applied",
@@ -449,6 +455,48 @@ describe("refuseEmptyRender", () => {
       reason: "RenderFailed",
       message: `revision ${R3} renders no objects; refusing to prune all 2 (set spec.syncPolicy.allowEmpty to allow it)`,
       stalled: false,
+    });
+  });
+});
+
+describe("revision prefixes in spec.operation (issue 9)", () => {
+  const A = "28744dd0c1a1b2c3d4e5f60718293a4b5c6d7e8f";
+  const B = "28744dd9aaaabbbbccccddddeeeeffff00001111";
+  const history: AppStatus = {
+    revision: R3,
+    objectHash: "h3",
+    previousRevisions: [
+      { revision: A, deployedAt: "2026-11-02T00:00:00Z" },
+      { revision: B, deployedAt: "2026-11-01T00:00:00Z" },
+    ],
+  };
+
+  it("Approve with the short SHA Slack showed applies the held revision, recorded in full", () => {
+    const status = { ...applied, heldRevision: A, heldObjectHash: "hA" };
+    expect(decide(withOp(op("Approve", "28744dd")), status, head, NOW)).toEqual({
+      action: "apply",
+      revision: A,
+      reason: "Approved",
+      operation: op("Approve", A),
+    });
+  });
+
+  it("Rollback to an unambiguous prefix applies that revision", () => {
+    expect(decide(withOp(op("Rollback", "28744dd9")), history, head, NOW)).toEqual({
+      action: "apply",
+      revision: B,
+      reason: "Rollback",
+      operation: op("Rollback", B),
+    });
+  });
+
+  it("an ambiguous prefix is refused, naming the matches", () => {
+    expect(decide(withOp(op("Rollback", "28744dd")), history, head, NOW)).toEqual({
+      action: "none",
+      reason: "OperationRefused",
+      operation: op("Rollback", "28744dd"),
+      message:
+        'revision "28744dd" is ambiguous: it matches 28744dd0, 28744dd9; give more characters',
     });
   });
 });

@@ -1,6 +1,6 @@
 // Gates: what a run may do, decided from the spec, the last status and what the source says now.
 import type { AppSpec, AppStatus, Operation } from "../app/index.ts";
-import { FailureReason, GateReason } from "../core/index.ts";
+import { FailureReason, GateReason, matchRevision, shortRevision } from "../core/index.ts";
 import { pendingOperation } from "./operations.ts";
 import type { Failure } from "./status.ts";
 import { syncBlocked, type WindowBlock } from "./windows.ts";
@@ -131,36 +131,55 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
     case "Approve": {
       const held = status.heldRevision;
       if (!held) return refuse(op, "nothing is held for approval");
-      if (op.revision !== undefined && op.revision !== held) {
-        return refuse(op, `stale approval: ${op.revision} is not the held revision ${held}`);
+      if (!namesHeld(op.revision, held)) {
+        return refuse(
+          op,
+          `stale approval: ${op.revision} is not the held revision ${shortRevision(held)}`,
+        );
       }
-      return { action: "apply", revision: held, reason: GateReason.Approved, operation: op };
+      const approved = { ...op, revision: held };
+      return { action: "apply", revision: held, reason: GateReason.Approved, operation: approved };
     }
     case "Reject": {
       const held = status.heldRevision;
       if (!held) return refuse(op, "nothing is held to reject");
-      if (op.revision !== undefined && op.revision !== held) {
-        return refuse(op, `stale rejection: ${op.revision} is not the held revision ${held}`);
+      if (!namesHeld(op.revision, held)) {
+        return refuse(
+          op,
+          `stale rejection: ${op.revision} is not the held revision ${shortRevision(held)}`,
+        );
       }
       const decision: Decision = {
         action: "reject",
         revision: held,
         reason: GateReason.Rejected,
-        operation: op,
+        operation: { ...op, revision: held },
       };
       if (status.heldObjectHash !== undefined) decision.objectHash = status.heldObjectHash;
       return decision;
     }
     case "Rollback": {
-      const target = op.revision ?? status.previousRevisions?.[0]?.revision;
-      if (!target) return refuse(op, "no previous revision to roll back to");
-      const known =
-        target === status.revision ||
-        (status.previousRevisions ?? []).some((r) => r.revision === target);
-      if (!known) return refuse(op, `revision ${target} is not in status.previousRevisions`);
-      return { action: "apply", revision: target, reason: GateReason.Rollback, operation: op };
+      const given = op.revision ?? status.previousRevisions?.[0]?.revision;
+      if (!given) return refuse(op, "no previous revision to roll back to");
+      const known = [
+        ...(status.revision ? [status.revision] : []),
+        ...(status.previousRevisions ?? []).map((r) => r.revision),
+      ];
+      const named = matchRevision(given, known, "status.previousRevisions");
+      if ("error" in named) return refuse(op, named.error);
+      const target = named.revision;
+      const operation = { ...op, revision: target };
+      return { action: "apply", revision: target, reason: GateReason.Rollback, operation };
     }
   }
+}
+
+/**
+ * Whether an Approve or Reject names the held revision: no revision given, or the revision, its
+ * short form or an unambiguous prefix of 7+ hex characters (issue 9: Slack and kubectl show 7).
+ */
+function namesHeld(given: string | undefined, held: string): boolean {
+  return given === undefined || !("error" in matchRevision(given, [held]));
 }
 
 /** The source names exactly what a Reject turned down (same revision and rendered set). */

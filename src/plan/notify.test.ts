@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AppStatus } from "../app/index.ts";
-import { transitions } from "./notify.ts";
+import { transitions, withOpenAlert } from "./notify.ts";
 
 const ready = (
   status: "True" | "False",
@@ -69,7 +69,7 @@ describe("transitions", () => {
       transitions({ healthStatus: "Healthy" }, { healthStatus: "Degraded", healthReason: "r" }, 0),
     ).toEqual([{ event: "Degraded", message: "r" }]);
     expect(transitions({ healthStatus: "Degraded" }, { healthStatus: "Healthy" }, 0)).toEqual([
-      { event: "Recovered", message: "healthy again" },
+      { event: "Recovered", message: "healthy again after Degraded: degraded" },
     ]);
     const preview = [
       {
@@ -90,5 +90,133 @@ describe("transitions", () => {
     expect(transitions({ heldRevision: B }, { heldRevision: B }, 2)).toEqual([
       { event: "DriftCorrected", message: "re-applied 2 drifted object(s)" },
     ]);
+  });
+
+  it("Recovered once after Degraded → Progressing → Healthy, however many runs it takes", () => {
+    const t0 = new Date("2026-12-01T10:00:00Z");
+    const runs: AppStatus[] = [
+      { healthStatus: "Healthy", conditions: ready("True", "Synced") },
+      {
+        healthStatus: "Degraded",
+        healthReason: "Deployment web: crashing",
+        conditions: ready("False", "Degraded"),
+      },
+      {
+        healthStatus: "Progressing",
+        healthReason: "1 of 2 updated",
+        conditions: ready("False", "Progressing"),
+      },
+      {
+        healthStatus: "Progressing",
+        healthReason: "2 of 2 updated",
+        conditions: ready("False", "Progressing"),
+      },
+      { healthStatus: "Healthy", conditions: ready("True", "Synced") },
+      { healthStatus: "Healthy", conditions: ready("True", "Synced") },
+    ];
+    const events: string[][] = [];
+    let prev: AppStatus = runs[0]!;
+    runs.slice(1).forEach((composed, i) => {
+      const list = transitions(prev, composed, 0);
+      events.push(list.map((t) => t.event));
+      prev = withOpenAlert(prev, composed, list, new Date(t0.getTime() + i * 60_000));
+      if (i === 2) {
+        expect(prev.openAlert).toEqual({
+          event: "Degraded",
+          message: "Deployment web: crashing",
+          since: "2026-12-01T10:00:00.000Z",
+        });
+      }
+    });
+    expect(events).toEqual([["Degraded"], [], [], ["Recovered"], []]);
+    expect(prev.openAlert).toBeUndefined();
+  });
+
+  it("Recovered once after a source failure clears (Ready False SourceFailed → True)", () => {
+    const now = new Date("2026-12-01T10:00:00Z");
+    const healthy: AppStatus = { healthStatus: "Healthy", conditions: ready("True", "Synced") };
+    const failing: AppStatus = {
+      healthStatus: "Healthy",
+      conditions: ready("False", "SourceFailed", "connection refused"),
+    };
+    const l1 = transitions(healthy, failing, 0);
+    expect(l1).toEqual([{ event: "Failed", message: "SourceFailed: connection refused" }]);
+    const s1 = withOpenAlert(healthy, failing, l1, now);
+    // The same failure again: nothing announced, the alert stays open.
+    const l2 = transitions(s1, failing, 0);
+    expect(l2).toEqual([]);
+    const s2 = withOpenAlert(s1, failing, l2, now);
+    expect(s2.openAlert?.event).toBe("Failed");
+    const l3 = transitions(s2, healthy, 0);
+    expect(l3).toEqual([
+      // issue 10: a failure cleared with nothing new to apply is "in sync again".
+      { event: "Synced", message: "in sync again" },
+      {
+        event: "Recovered",
+        message: "healthy again after Failed: SourceFailed: connection refused",
+      },
+    ]);
+    expect(withOpenAlert(s2, healthy, l3, now).openAlert).toBeUndefined();
+  });
+
+  it("no Recovered while still failing, Progressing or Degraded, nor without a problem", () => {
+    const open: AppStatus = {
+      healthStatus: "Degraded",
+      openAlert: { event: "Degraded", message: "x", since: "2026-12-01T10:00:00Z" },
+    };
+    const progressing: AppStatus = {
+      healthStatus: "Progressing",
+      conditions: ready("False", "Progressing"),
+    };
+    const failedButHealthy: AppStatus = {
+      healthStatus: "Healthy",
+      conditions: ready("False", "ApplyFailed", "Widget w: no kind"),
+    };
+    expect(transitions(open, progressing, 0)).toEqual([]);
+    expect(transitions(open, failedButHealthy, 0).map((t) => t.event)).toEqual(["Failed"]);
+    const healthy: AppStatus = { healthStatus: "Healthy", conditions: ready("True", "Synced") };
+    expect(transitions(progressing, healthy, 0)).toEqual([]);
+    expect(transitions({}, healthy, 0)).toEqual([]);
+  });
+
+  it("a later problem updates the open alert and keeps when it started", () => {
+    const since = "2026-12-01T10:00:00.000Z";
+    const before: AppStatus = {
+      healthStatus: "Degraded",
+      openAlert: { event: "Degraded", message: "crashing", since },
+    };
+    const after: AppStatus = {
+      healthStatus: "Degraded",
+      conditions: ready("False", "RenderFailed", "a.yaml:1: bad"),
+    };
+    const list = transitions(before, after, 0);
+    expect(withOpenAlert(before, after, list, new Date()).openAlert).toEqual({
+      event: "Failed",
+      message: "RenderFailed: a.yaml:1: bad",
+      since,
+    });
+  });
+});
+
+describe("DriftCorrected", () => {
+  it("is announced from status.lastDriftCorrection, naming what was re-applied and who changed it", () => {
+    const before: AppStatus = { healthStatus: "Healthy" };
+    const after: AppStatus = {
+      healthStatus: "Healthy",
+      lastDriftCorrection: {
+        at: "2026-12-01T10:00:00.000Z",
+        count: 12,
+        objects: ["Deployment team-a/web: spec.replicas by kubectl", "Service team-a/web: deleted"],
+      },
+    };
+    expect(transitions(before, after, 12)).toEqual([
+      {
+        event: "DriftCorrected",
+        message:
+          "re-applied Deployment team-a/web: spec.replicas by kubectl; Service team-a/web: deleted and 10 more",
+      },
+    ]);
+    // The same correction read again is not a new one.
+    expect(transitions(after, after, 0)).toEqual([]);
   });
 });

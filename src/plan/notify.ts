@@ -1,6 +1,6 @@
 // Notification decision: announce transitions only, never a steady state.
-import type { AppStatus, NotifyEvent, ResourceStatus } from "../app/index.ts";
-import { isFailureReason } from "../core/index.ts";
+import type { AppStatus, NotifyEvent, OpenAlert, ResourceStatus } from "../app/index.ts";
+import { isFailureReason, shortRevision } from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
@@ -11,13 +11,16 @@ export interface Transition {
 }
 
 /**
- * Transitions between the status before and after a run (pure):
- * Synced (a new revision applied without failures, or a failure cleared without one: a commit
- * that fixes a broken render back to the applied objects has nothing to apply, issue 10 kind 7),
- * Failed (Ready went False with a failure reason),
- * Degraded (health became Degraded), Recovered (Degraded → Healthy), Held (a new heldRevision),
- * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last
- * state yields nothing, so a steady failure alerts once.
+ * Transitions between the status before and after a run (pure). What each event means is
+ * NOTIFY_EVENT_MEANINGS (src/app/schema.ts), in short: Synced (a new revision applied without
+ * failures, or a failure cleared without one: a commit that fixes a broken render back to the
+ * applied objects has nothing to apply, issue 10 kind 7), Failed (Ready went False with a
+ * failure reason, or its message changed), Degraded (health became Degraded), Recovered (healthy
+ * again while `before.openAlert` records a Failed or Degraded — so Degraded → Progressing →
+ * Healthy and a cleared SourceFailed both recover, once: issue 9), Held (a new heldRevision),
+ * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last state
+ * yields nothing, so a steady failure alerts once. Record the open alert in the new status
+ * with {@link withOpenAlert}.
  */
 export function transitions(
   before: AppStatus,
@@ -43,8 +46,9 @@ export function transitions(
   if (after.healthStatus === "Degraded" && before.healthStatus !== "Degraded") {
     out.push({ event: "Degraded", message: after.healthReason ?? "degraded" });
   }
-  if (before.healthStatus === "Degraded" && after.healthStatus === "Healthy") {
-    out.push({ event: "Recovered", message: "healthy again" });
+  const open = openAlertOf(before);
+  if (open && isHealthy(after)) {
+    out.push({ event: "Recovered", message: `healthy again after ${open.event}: ${open.message}` });
   }
   if (after.heldRevision && after.heldRevision !== before.heldRevision) {
     out.push({
@@ -53,13 +57,72 @@ export function transitions(
       held: { revision: after.heldRevision, preview: after.resources ?? [] },
     });
   }
-  if (driftCorrected > 0) {
+  const correction = after.lastDriftCorrection;
+  if (correction && correction.at !== before.lastDriftCorrection?.at) {
+    const more = correction.count - correction.objects.length;
+    out.push({
+      event: "DriftCorrected",
+      message: `re-applied ${correction.objects.join("; ")}${more > 0 ? ` and ${more} more` : ""}`,
+    });
+  } else if (driftCorrected > 0) {
     out.push({
       event: "DriftCorrected",
       message: `re-applied ${driftCorrected} drifted object(s)`,
     });
   }
   return out;
+}
+
+/**
+ * `after` with status.openAlert brought up to date with the run's transitions (pure): a Failed
+ * or Degraded opens it (or updates what it says, keeping `since`), Recovered clears it, any
+ * other run keeps it. plumb has no memory but status, so this is how a recovery several runs
+ * after the problem is still recognised.
+ */
+export function withOpenAlert(
+  before: AppStatus,
+  after: AppStatus,
+  list: readonly Transition[],
+  now: Date,
+): AppStatus {
+  const next: AppStatus = { ...after };
+  const open = openAlertOf(before);
+  const problem = [...list].reverse().find((t) => t.event === "Failed" || t.event === "Degraded");
+  if (list.some((t) => t.event === "Recovered")) delete next.openAlert;
+  else if (problem) {
+    next.openAlert = {
+      event: problem.event as OpenAlert["event"],
+      message: truncate(problem.message, ALERT_MESSAGE_MAX),
+      since: open?.since ?? now.toISOString(),
+    };
+  } else if (open) next.openAlert = open;
+  else delete next.openAlert;
+  return next;
+}
+
+/** Longest message kept in status.openAlert (status stays small). */
+const ALERT_MESSAGE_MAX = 512;
+
+/**
+ * status.openAlert, or for a status written before that field existed, the problem it shows
+ * (a failure, or Degraded health) with an unknown start.
+ */
+function openAlertOf(status: AppStatus): OpenAlert | undefined {
+  if (status.openAlert) return status.openAlert;
+  if (isFailure(status)) return { event: "Failed", message: failedMessage(status), since: "" };
+  if (status.healthStatus === "Degraded") {
+    return { event: "Degraded", message: status.healthReason ?? "degraded", since: "" };
+  }
+  return undefined;
+}
+
+/** No failure and every object Healthy: what Recovered waits for. */
+function isHealthy(status: AppStatus): boolean {
+  return !isFailure(status) && status.healthStatus === "Healthy";
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 function isFailure(status: AppStatus): boolean {
@@ -72,7 +135,7 @@ function failedMessage(status: AppStatus): string {
   return ready ? `${ready.reason}: ${ready.message}` : "";
 }
 
-/** First 7 characters of a commit SHA; other revisions (digests) unchanged. */
+/** The short form of a revision (core's shortRevision): what alerts and pages show. */
 export function short(revision: string): string {
-  return /^[0-9a-f]{40}$/.test(revision) ? revision.slice(0, 7) : revision;
+  return shortRevision(revision);
 }

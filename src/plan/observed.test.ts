@@ -117,7 +117,11 @@ describe("observedOutcome", () => {
         { corrected: { applied: new Set([refKey(A)]), event: corrected } },
         { resources: [drifted(A), synced(B)], drift: [driftOf(A)] },
       ),
-      outcome({ events: [corrected], driftCorrected: 1 }),
+      outcome({
+        events: [corrected],
+        driftCorrected: 1,
+        corrected: { count: 1, objects: ["ConfigMap team-a/a: data.k by kubectl-edit"] },
+      }),
     ],
     [
       "a correction leaves the lines it did not re-apply as they were",
@@ -125,7 +129,12 @@ describe("observedOutcome", () => {
         { corrected: { applied: new Set([refKey(A)]), event: corrected } },
         { resources: [drifted(A), drifted(B)], drift: [driftOf(A), driftOf(B)] },
       ),
-      outcome({ resources: [synced(A), drifted(B)], events: [corrected], driftCorrected: 1 }),
+      outcome({
+        resources: [synced(A), drifted(B)],
+        events: [corrected],
+        driftCorrected: 1,
+        corrected: { count: 1, objects: ["ConfigMap team-a/a: data.k by kubectl-edit"] },
+      }),
     ],
     [
       "a correction that re-applied nothing counts none",
@@ -144,7 +153,12 @@ describe("observedOutcome", () => {
         },
         { resources: [drifted(A), synced(B)], drift: [driftOf(A)] },
       ),
-      outcome({ syncStatus: "OutOfSync", events: [corrected], driftCorrected: 1 }),
+      outcome({
+        syncStatus: "OutOfSync",
+        events: [corrected],
+        driftCorrected: 1,
+        corrected: { count: 1, objects: ["ConfigMap team-a/a: data.k by kubectl-edit"] },
+      }),
     ],
     [
       "nothing compared (fast path, restart): the last sync status and drift stand",

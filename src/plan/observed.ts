@@ -9,6 +9,7 @@ import type {
 } from "../app/index.ts";
 import { describeRef, FailureReason, type ObjectRef, refKey } from "../core/index.ts";
 import type { Comparison } from "./compare.ts";
+import { describeCorrection } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
 import type { RunOutcome } from "./status.ts";
 
@@ -68,7 +69,10 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
     drift,
     events,
   };
-  if (driftCorrected > 0) out.driftCorrected = driftCorrected;
+  if (driftCorrected > 0 && input.corrected) {
+    out.driftCorrected = driftCorrected;
+    out.corrected = describeCorrection(input.comparison.drift, input.corrected.applied);
+  }
   const refused = input.comparison.errors.filter((e) => e.terminal);
   if (
     input.desired &&

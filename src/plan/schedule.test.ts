@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { App, AppStatus } from "../app/index.ts";
-import { isDue, nextReconcileAt } from "./schedule.ts";
+import { followUpSeconds, isDue, nextReconcileAt } from "./schedule.ts";
 
 const now = new Date("2026-11-29T12:00:00.000Z");
 const later = (ms: number) => new Date(now.getTime() + ms).toISOString();
@@ -75,5 +75,34 @@ describe("isDue", () => {
     ],
   ])("%s → %s", (_name, a, due) => {
     expect(isDue(a, now)).toBe(due);
+  });
+});
+
+describe("followUpSeconds", () => {
+  const now = new Date("2026-12-01T10:00:00Z");
+  it("asks for the next run of a Progressing App when it is due", () => {
+    expect(
+      followUpSeconds(
+        { healthStatus: "Progressing", nextReconcileAt: "2026-12-01T10:00:30Z" },
+        now,
+      ),
+    ).toBe(30);
+    expect(
+      followUpSeconds(
+        { healthStatus: "Progressing", nextReconcileAt: "2026-12-01T09:00:00Z" },
+        now,
+      ),
+    ).toBe(1);
+  });
+
+  it("asks for nothing when healthy, failing (the schedule's backoff) or unscheduled", () => {
+    const next = "2026-12-01T10:00:30Z";
+    expect(
+      followUpSeconds({ healthStatus: "Healthy", nextReconcileAt: next }, now),
+    ).toBeUndefined();
+    expect(
+      followUpSeconds({ healthStatus: "Progressing", failures: 2, nextReconcileAt: next }, now),
+    ).toBeUndefined();
+    expect(followUpSeconds({ healthStatus: "Progressing" }, now)).toBeUndefined();
   });
 });

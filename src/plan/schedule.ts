@@ -1,5 +1,5 @@
 // When an App is due: interval scheduling with capped exponential backoff after failures.
-import type { App } from "../app/index.ts";
+import type { App, AppStatus } from "../app/index.ts";
 import { parseDuration } from "../app/index.ts";
 
 /** First retry after a failure, and the cap (Flux's retryInterval is similar in spirit). */
@@ -36,4 +36,18 @@ export function isDue(app: App, now: Date): boolean {
   if (opens <= now.getTime()) return true;
   const next = Date.parse(status.nextReconcileAt);
   return Number.isNaN(next) || next <= now.getTime();
+}
+
+/**
+ * How soon a run's App wants its next run when that is sooner than its interval: while its
+ * objects are Progressing (and the run did not fail), the seconds until status.nextReconcileAt
+ * (at least 1). Runtimes with no schedule of their own ask for that run: a timer in `plumb
+ * serve`, a delayed queue message on Workers (issue 9: health does not stay Progressing until
+ * something else runs). Undefined otherwise. Pure.
+ */
+export function followUpSeconds(status: AppStatus, now: Date): number | undefined {
+  if (status.healthStatus !== "Progressing" || status.failures) return undefined;
+  const next = status.nextReconcileAt ? Date.parse(status.nextReconcileAt) : Number.NaN;
+  if (Number.isNaN(next)) return undefined;
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
 }

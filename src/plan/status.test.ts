@@ -72,6 +72,7 @@ describe("composeStatus", () => {
       observedRevision: R1,
       observedObjectHash: "h1",
       revision: R1,
+      shortRevision: R1.slice(0, 7),
       objectHash: "h1",
       lastSyncedAt: NOW,
       inventory: [cm],

@@ -9,8 +9,15 @@ import type {
   ResourceStatus,
   SyncStatus,
 } from "../app/index.ts";
-import { ConditionReason, canonicalJson, type DnsReason, FailureReason } from "../core/index.ts";
+import {
+  ConditionReason,
+  canonicalJson,
+  type DnsReason,
+  FailureReason,
+  shortRevision,
+} from "../core/index.ts";
 import { type ConditionInput, setCondition } from "./conditions.ts";
+import type { CorrectionRecord } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
 import { nextReconcileAt } from "./schedule.ts";
 import type { WindowBlock } from "./windows.ts";
@@ -83,6 +90,8 @@ export interface RunRecord {
    */
   syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
+  /** What selfHeal re-applied this run (status.lastDriftCorrection, issue 9). */
+  corrected?: CorrectionRecord;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
 }
@@ -101,6 +110,8 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
     else status[key] = value;
   };
   set("observedGeneration", run.generation);
+  // kubectl get apps shows it (printer columns take JSONPath only, no substring): issue 9.
+  if (prev.revision) set("shortRevision", shortRevision(prev.revision));
   set("syncStatus", run.syncStatus);
   set("healthStatus", run.health.status);
   set("healthReason", run.health.reason || undefined);
@@ -120,6 +131,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
       set("previousRevisions", dedupe(history).slice(0, REVISION_HISTORY));
     }
     set("revision", run.applied.revision);
+    set("shortRevision", shortRevision(run.applied.revision));
     set("objectHash", run.applied.objectHash);
     set("lastSyncedAt", run.now.toISOString());
     if (prev.heldRevision === run.applied.revision) held = null;
@@ -155,6 +167,7 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
   set("resources", run.resources);
   set("drift", run.drift && run.drift.length > 0 ? run.drift : undefined);
   if (run.url !== undefined) set("url", run.url);
+  if (run.corrected) set("lastDriftCorrection", { at: run.now.toISOString(), ...run.corrected });
 
   const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
   set("failures", failures > 0 ? failures : undefined);

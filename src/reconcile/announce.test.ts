@@ -162,7 +162,7 @@ describe("announce", () => {
     s.kube.emitEvent = async () => {
       throw new KubeApiError(403, "Forbidden", "events is forbidden");
     };
-    await expect(announce(s.app, SYNCED, s.ports)).resolves.toBeUndefined();
+    await expect(announce(s.app, SYNCED, s.ports)).resolves.toEqual(SYNCED);
     expect(s.logs).toEqual([{ app: "team-a/web", msg: "Slack: Secret team-a/slack not found" }]);
   });
 

@@ -13,8 +13,16 @@ import type { Ports } from "./ports.ts";
  * (e.g. `Slack: Secret team-a/slack not found`), naming what is wrong but never the URL or
  * any Secret value. A failure to emit that Event is swallowed. The payload is redacted with
  * `ports.redactor` (issue 11: a message may echo a rendered Secret's value).
+ * @param note appended to the Event's message, given what was not delivered (redelivery says
+ *   how long it keeps them)
+ * @returns the subscribed transitions not delivered (in order; from the first failure on)
  */
-export async function announce(app: App, list: readonly Transition[], ports: Ports): Promise<void> {
+export async function announce(
+  app: App,
+  list: readonly Transition[],
+  ports: Ports,
+  note?: (undelivered: readonly Transition[]) => string,
+): Promise<Transition[]> {
   // Parsed on its own with the App schema's piece, so an App whose spec is otherwise invalid
   // still gets its Failed alert.
   const parsed = Notifications.safeParse(
@@ -23,9 +31,10 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
   const slack = parsed.success ? parsed.data?.slack : undefined;
   const notify = ports.notify;
   const secretName = slack?.secretRef.name;
-  if (!slack || !secretName || !notify || list.length === 0) return;
+  if (!slack || !secretName || !notify || list.length === 0) return [];
   const wanted = list.filter((t) => slack.on.includes(t.event));
-  if (wanted.length === 0) return;
+  if (wanted.length === 0) return [];
+  let sent = 0;
   const id = nameOf(app.metadata);
   const secret = `${app.metadata.namespace}/${secretName}`;
   const key = slack.secretRef.key;
@@ -48,11 +57,13 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
       } catch (err) {
         return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
       }
+      sent++;
     }
     return undefined;
   })();
-  if (problem === undefined) return;
-  const message = `Slack: ${problem}`;
+  if (problem === undefined) return [];
+  const undelivered = wanted.slice(sent);
+  const message = `Slack: ${problem}${note?.(undelivered) ?? ""}`;
   ports.log?.({ app: id, msg: message });
   try {
     await ports.kube.emitEvent(app, {
@@ -63,6 +74,7 @@ export async function announce(app: App, list: readonly Transition[], ports: Por
   } catch {
     // An Event is best effort: the log line above already says what went wrong.
   }
+  return undelivered;
 }
 
 /** "HTTP 403 Forbidden" for a KubeApiError, else the error's name. Never the message. */

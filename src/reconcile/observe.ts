@@ -24,6 +24,7 @@ import {
 import { redactOf } from "./apply.ts";
 import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
+import { explainProgressing } from "./pods.ts";
 import type { ClusterPort } from "./ports.ts";
 import type { Desired } from "./source.ts";
 import { adopting } from "./takeover.ts";
@@ -104,7 +105,13 @@ export async function observe(
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
   const finished = finishedJobs(ctx.inventory, live, desired);
-  const health = assessSet(ctx.inventory, live, ctx.now, finishedHealth(finished));
+  // A workload that does not progress is named by its Pods' reason (ImagePullBackOff...).
+  const health = await explainProgressing(
+    ctx,
+    ctx.inventory,
+    assessSet(ctx.inventory, live, ctx.now, finishedHealth(finished)),
+    live,
+  );
   // An adopting App keeps immutable selectors from the live objects: compare with those.
   const wanted = adopting(ctx)
     ? desired?.objects.map((o) => {

@@ -52,6 +52,12 @@ import { trackInventory } from "./track.ts";
 
 export type { RunResult } from "./record.ts";
 
+/** How a run was asked for. */
+export interface RunOptions {
+  /** A person asked for this run (CLI on one App, --force): no fast path, a full comparison. */
+  full?: boolean;
+}
+
 /**
  * Runs of one call: a conflicting status write, a busy or lost Lease, or an App that changed
  * while the run waited for its Lease starts the run over.
@@ -72,6 +78,8 @@ const MAX_NAME = 63;
  * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
  * learns the run's source credentials and the values of the Secrets it renders (kind 6).
  * @param now the run's clock (every time written to status derives from it)
+ * @param options.full a run a person asked for (the CLI on one App, `--force`): skip the fast
+ *   path and compare every object with the source (issue 9)
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
@@ -80,6 +88,7 @@ export async function reconcileApp(
   ref: NamespacedName,
   given: Ports,
   now: Date,
+  options: RunOptions = {},
 ): Promise<RunResult> {
   const ports = redactingPorts(given);
   const before = ports.kube.requestCounts();
@@ -87,7 +96,7 @@ export async function reconcileApp(
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      line = await runOnce(ref, remotes.ports, now);
+      line = await runOnce(ref, remotes.ports, now, options);
       break;
     } catch (e) {
       line = {
@@ -111,7 +120,12 @@ export async function reconcileApp(
  * Step 1, then the checklist. Every path ends in recordRun; an error no step expected is
  * recorded as the run's failure (isRecordable) from the context reached.
  */
-async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<RunLine> {
+async function runOnce(
+  ref: NamespacedName,
+  ports: Ports,
+  now: Date,
+  options: RunOptions,
+): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
   const app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
@@ -126,7 +140,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
         now,
       );
     }
-    return await checklist(home);
+    return await checklist(home, options);
   } catch (e) {
     if (!isRecordable(e)) throw e;
     const spec = validateApp(home);
@@ -136,7 +150,7 @@ async function runOnce(ref: NamespacedName, ports: Ports, now: Date): Promise<Ru
 }
 
 /** Steps 2–10 for an App that exists and is not being deleted (`home`: its own cluster). */
-async function checklist(home: RunContext): Promise<RunLine> {
+async function checklist(home: RunContext, options: RunOptions): Promise<RunLine> {
   const { app, now } = home;
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
@@ -157,8 +171,10 @@ async function checklist(home: RunContext): Promise<RunLine> {
   const observed = { observedRevision: revision };
 
   // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  //    Objects left on a former destination are not steady: the full run moves them.
+  //    Objects left on a former destination are not steady: the full run moves them. Never
+  //    for a run a person asked for: they want to know about drift now.
   if (
+    !options.full &&
     ctx.departed.length === 0 &&
     isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)
   ) {

@@ -6,16 +6,18 @@ import { canonicalJson, KubeApiError, transientStatus } from "../core/index.ts";
 import {
   clusterRecords,
   composeStatus,
+  followUpSeconds,
   placeInventory,
   type RunOutcome,
   type RunRecord,
   statusChanged,
   transitions,
+  withOpenAlert,
 } from "../plan/index.ts";
-import { announce } from "./announce.ts";
 import type { RunContext } from "./context.ts";
 import type { RequestCounts } from "./ports.ts";
 import { redactStatus } from "./redaction.ts";
+import { announceAndRedeliver } from "./redeliver.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
@@ -30,6 +32,12 @@ export interface RunResult {
   nextReconcileAt?: string;
   /** True when the run ended before it could record its outcome in status (retry it). */
   retryable?: boolean;
+  /**
+   * Run this App again after this many seconds, sooner than its interval: its objects are
+   * still Progressing (followUpSeconds). `plumb serve` sets a timer; the Worker queues a
+   * delayed message.
+   */
+  followUpSeconds?: number;
   requests: RequestCounts;
 }
 
@@ -58,8 +66,9 @@ const STATUS_ATTEMPTS = 3;
  * Writes the App's status from `outcome` (composeStatus), if it differs from the stored one in
  * anything but the run's own timestamps or the schedule is due to advance; then emits the
  * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
- * announces transitions to Slack. The write is conditional on the resourceVersion the run
- * holds (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
+ * announces transitions to Slack, after redelivering what earlier runs could not send
+ * (announceAndRedeliver). The write is conditional on the resourceVersion the run holds
+ * (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
  * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
  * and StatusNotWrittenError is thrown (issue 12, kind 2: no failed run goes unrecorded).
  * Status, Events and the line are redacted with `ctx.ports.redactor` (issue 12, kind 6).
@@ -87,10 +96,13 @@ export async function recordRun(
   };
   const redactor = ctx.ports.redactor;
   const redact = (text: string) => redactor?.redact(text) ?? text;
-  const status = redactStatus(composeStatus(ctx.prev, record), redactor);
+  const composed = redactStatus(composeStatus(ctx.prev, record), redactor);
+  const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
+  const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
   // Compared with the stored status: the run may have written one already (trackInventory).
-  if (statusChanged(ctx.app.status ?? {}, status, ctx.now)) {
-    let written: App;
+  const changed = statusChanged(ctx.app.status ?? {}, status, ctx.now);
+  let written = ctx.app;
+  if (changed) {
     try {
       written = await writeStatusChecked(ctx, status);
     } catch (e) {
@@ -106,13 +118,16 @@ export async function recordRun(
     for (const event of events) {
       await emit(ctx, { ...event, message: redact(event.message) }, written);
     }
-    await announce(written, transitions(ctx.prev, status, driftCorrected ?? 0), ctx.ports);
   }
+  // Slack: this run's transitions, after any that earlier runs could not deliver.
+  await announceAndRedeliver(ctx, written, changed ? announced : []);
   const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
   if (status.syncStatus) line.syncStatus = status.syncStatus;
   if (status.healthStatus) line.healthStatus = status.healthStatus;
   if (status.revision) line.revision = status.revision;
   if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
+  const followUp = followUpSeconds(status, ctx.now);
+  if (followUp !== undefined) line.followUpSeconds = followUp;
   return line;
 }
 

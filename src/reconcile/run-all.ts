@@ -4,7 +4,7 @@ import type { App } from "../app/index.ts";
 import { nameOf } from "../core/index.ts";
 import { isDue } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
-import { reconcileApp } from "./reconcile.ts";
+import { type RunOptions, reconcileApp } from "./reconcile.ts";
 import type { RunResult } from "./record.ts";
 
 /** The Apps due at `now` (never reconciled, generation changed, or nextReconcileAt ≤ now). */
@@ -40,7 +40,8 @@ export function skippedResult(app: App): RunResult {
 /**
  * Reconciles `refs` with at most `concurrency` runs at once (default 4), calling `onResult`
  * as each finishes. Each run gets its own `now()` reading and, when `ports` is a factory,
- * its own ports (so its request counts are its own).
+ * its own ports (so its request counts are its own). `options` apply to every run (`full`:
+ * `--force`, a person asked for them all).
  */
 export async function reconcileMany(
   refs: ReadonlyArray<{ namespace: string; name: string }>,
@@ -48,6 +49,7 @@ export async function reconcileMany(
   now: () => Date,
   onResult: (r: RunResult) => void,
   concurrency = 4,
+  options: RunOptions = {},
 ): Promise<RunResult[]> {
   const results: RunResult[] = [];
   let next = 0;
@@ -55,7 +57,8 @@ export async function reconcileMany(
     while (next < refs.length) {
       const ref = refs[next++]!;
       // A port per run keeps each App's request counts its own.
-      const r = await reconcileApp(ref, typeof ports === "function" ? ports() : ports, now()).catch(
+      const run = typeof ports === "function" ? ports() : ports;
+      const r = await reconcileApp(ref, run, now(), options).catch(
         (err): RunResult => ({
           app: nameOf(ref),
           outcome: "Failed",

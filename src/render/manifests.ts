@@ -65,7 +65,7 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
         issues.push({
           code: "InvalidManifest",
           path: at(e instanceof YamlValueError ? e.offset : doc.range[0]),
-          message: e instanceof Error ? e.message : String(e),
+          message: firstLine(e instanceof Error ? e.message : String(e)),
         });
         continue;
       }
@@ -101,8 +101,16 @@ function hasDirective(directives: Document["directives"]): boolean {
   return directives.yaml.explicit === true || handles.some(([h, p]) => !standard(h, p));
 }
 
-function firstLine(message: string): string {
-  return message.split("\n")[0] ?? message;
+/**
+ * The first line of a YAML parser message, as a sentence: the parser ends it with
+ * " at line L, column C:" before a code frame; the line is in the issue's path already, so the
+ * column is kept in parentheses and no message ends with a dangling colon (issue 9).
+ */
+export function firstLine(message: string): string {
+  const line = (message.split("\n")[0] ?? message).trim();
+  const at = /\s+at line \d+, column (\d+):?$/.exec(line);
+  if (at) return `${line.slice(0, at.index)} (column ${at[1]})`;
+  return line.replace(/\s*:+$/, "");
 }
 
 function expandList(value: unknown): unknown[] {

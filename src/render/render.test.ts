@@ -75,12 +75,30 @@ describe("parseManifests", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.map((i) => i.path)).toEqual(["bad.yaml:4", "noname.json:1"]);
+    // No dangling colon: the line is in the path, the column in parentheses (issue 9).
     expect(r.error[0]?.message).toBe(
-      "Nested mappings are not allowed in compact mappings at line 4, column 9:",
+      "Nested mappings are not allowed in compact mappings (column 9)",
     );
     expect(r.error[1]?.message).toBe(
       "ConfigMap: metadata.name is missing (generateName is not supported)",
     );
+  });
+});
+
+describe("YAML error messages (issue 9)", () => {
+  it.each([
+    [
+      "kind: [\n",
+      "Flow sequence in block collection must be sufficiently indented and end with a ] (column 1)",
+    ],
+    ["a: b\n c: d\n", "Nested mappings are not allowed in compact mappings (column 4)"],
+    ["a: 'open\n", "Missing closing 'quote (column 1)"],
+  ])("%j reads as a sentence without a dangling colon", (content, message) => {
+    const r = parseManifests([{ path: "x.yaml", content }]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error[0]?.message).toBe(message);
+    expect(r.error.every((i) => !i.message.trimEnd().endsWith(":"))).toBe(true);
   });
 });
 
@@ -138,7 +156,8 @@ describe("renderObjects", () => {
       {
         code: "Refused",
         path: "m.yaml:5",
-        message: "Namespace other: namespace is not allowed for this App",
+        message:
+          'Namespace other: namespace is not allowed for Apps in "team-a" (cluster setting PLUMB_ALLOWED_DESTINATIONS)',
       },
       {
         code: "Refused",
@@ -151,7 +170,8 @@ describe("renderObjects", () => {
       {
         code: "InvalidSpec",
         path: "spec.destination.namespace",
-        message: 'namespace "prod" is not allowed for Apps in "team-a"',
+        message:
+          'namespace "prod" is not allowed for Apps in "team-a": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")',
       },
     ]);
     expect(

@@ -104,7 +104,7 @@ export function renderObjects(
     issues.push({
       code: "InvalidSpec",
       path: "spec.destination.namespace",
-      message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}"`,
+      message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")`,
     });
     return err(issues);
   }
@@ -135,7 +135,7 @@ export function renderObjects(
           issues.push({
             code: "Refused",
             path: origin,
-            message: `${label}: namespace is not allowed for this App`,
+            message: `${label}: namespace is not allowed for Apps in "${ctx.appNamespace}" (cluster setting PLUMB_ALLOWED_DESTINATIONS)`,
           });
           continue;
         }

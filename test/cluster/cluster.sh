@@ -53,7 +53,7 @@ build() {
   else
     log "building $BIN (the first build downloads ~600 MB of modules and compiles Kubernetes: 7-15 min on 2 cores)"
   fi
-  local t0=$SECONDS tmp="$BIN.tmp.$$" v ldflags
+  local t0=$SECONDS tmp="$BIN.tmp.$$" v ldflags ticker
   # Stamp the Kubernetes version (kubectl version, /version, discovery clients).
   v="$(awk '$1 == "k8s.io/kubernetes" { print $2; exit }' "$HERE/go.mod")"
   ldflags="-s -w"
@@ -62,16 +62,33 @@ build() {
     ldflags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$(echo "${v#v}" | cut -d. -f1)"
     ldflags+=" -X $pkg.gitMinor=$(echo "${v#v}" | cut -d. -f2) -X $pkg.gitTreeState=clean"
   done
+  progress "building" & ticker=$!
   if ! (cd "$HERE" && go build -trimpath -buildvcs=false -ldflags="$ldflags" -o "$tmp" ./cmd/plumb-cluster); then
+    kill "$ticker" 2>/dev/null || true
     rm -f "$tmp"; exec 9>&-
     die "go build failed"
   fi
+  kill "$ticker" 2>/dev/null || true
   mv -f "$tmp" "$BIN"
   exec 9>&-
   log "built in $((SECONDS - t0))s"
 }
 
 # --- helpers -----------------------------------------------------------------
+
+# progress WHAT: every 30 s, say that WHAT is still going, for how long, and how big the Go
+# module cache has grown (a first build is 7-15 silent minutes otherwise). Run it in the
+# background and kill it when done.
+progress() {
+  local start cache
+  start=$(date +%s)
+  cache="$(go env GOMODCACHE 2>/dev/null || true)"
+  while sleep 30; do
+    local size=""
+    [[ -n "$cache" && -d "$cache" ]] && size=", module cache $(du -sh "$cache" 2>/dev/null | cut -f1)"
+    log "still $1 ($(( $(date +%s) - start ))s so far$size)"
+  done
+}
 
 abs_dir() { mkdir -p "$1" && (cd "$1" && pwd -P); }
 

@@ -50,10 +50,13 @@ describe("App CRD", () => {
     ).body as { columnDefinitions: Array<{ name: string }>; rows: Array<{ cells: unknown[] }> };
     expect(table.columnDefinitions.map((c) => c.name)).toEqual([
       "Name",
+      "Ready",
+      "Reason",
       "Sync",
       "Health",
       "Revision",
       "Age",
+      "Message",
     ]);
     expect(table.rows[0]?.cells[0]).toBe("demo");
   });

@@ -78,12 +78,16 @@ describe("Slack notifications", () => {
       "guestbook-ui-svc.yaml": guestbook()["guestbook-ui-svc.yaml"]!,
     });
     await run("notify");
-    // The fix renders the objects already applied: nothing to apply, the recovery is announced.
+    // The fix renders the objects already applied: nothing to apply, the recovery is announced
+    // (issue 10), and the App is healthy again after the failure (issue 9).
     expect(texts().slice(2)).toEqual([
       `[notify/app] Synced: in sync again at revision ${fixed.slice(0, 7)}`,
+      expect.stringMatching(
+        /^\[notify\/app\] Recovered: healthy again after Failed: RenderFailed: guestbook-ui-svc\.yaml:\d+: /,
+      ),
     ]);
     await run("notify");
-    expect(texts()).toHaveLength(3);
+    expect(texts()).toHaveLength(4);
     expect(JSON.stringify(slack.received.map((r) => r.body))).not.toContain("services/T000");
   });
 });

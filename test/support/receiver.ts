@@ -10,13 +10,20 @@ export interface Received {
 
 export interface Receiver {
   url: string;
+  /** Requests answered with a 2xx (what Slack would show). */
   received: Received[];
+  /** Requests answered with an error status (an outage). */
+  refused: Received[];
+  /** Answers every following request with `status` (e.g. 500 for an outage, 200 again after). */
+  setStatus(status: number): void;
   stop(): Promise<void>;
 }
 
 /** Starts a receiver on 127.0.0.1 answering `status` (200) with "ok", as Slack does. */
-export async function startReceiver(status = 200): Promise<Receiver> {
+export async function startReceiver(initial = 200): Promise<Receiver> {
   const received: Received[] = [];
+  const refused: Received[] = [];
+  let status = initial;
   const server = createServer((req, res) => {
     let text = "";
     req.on("data", (c) => (text += c));
@@ -27,9 +34,10 @@ export async function startReceiver(status = 200): Promise<Receiver> {
       } catch {
         // keep text
       }
-      received.push({ path: req.url ?? "", headers: req.headers, body });
+      const got = { path: req.url ?? "", headers: req.headers, body };
+      (status < 300 ? received : refused).push(got);
       res.writeHead(status, { "content-type": "text/plain" });
-      res.end("ok");
+      res.end(status < 300 ? "ok" : "internal_error");
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -37,6 +45,10 @@ export async function startReceiver(status = 200): Promise<Receiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     received,
+    refused,
+    setStatus(next) {
+      status = next;
+    },
     stop: () => new Promise((r) => server.close(() => r())),
   };
 }

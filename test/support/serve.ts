@@ -25,8 +25,15 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-/** Starts `plumb serve` against `kubeconfig` with `env` added; resolves once /healthz answers. */
-export async function startServe(kubeconfig: string, env: Record<string, string>): Promise<Served> {
+/**
+ * Starts `plumb serve` against `kubeconfig` with `env` added and `args` (e.g. --schedule);
+ * resolves once /healthz answers.
+ */
+export async function startServe(
+  kubeconfig: string,
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<Served> {
   const port = await freePort();
   let output = "";
   const child: ChildProcess = spawn(
@@ -38,6 +45,7 @@ export async function startServe(kubeconfig: string, env: Record<string, string>
       String(port),
       "--kubeconfig",
       kubeconfig,
+      ...args,
     ],
     { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );

@@ -66,6 +66,19 @@ export function registerWebhookRoutes(
   deps: HttpDeps,
   limit: MiddlewareHandler,
 ): void {
+  // Every rejected delivery is logged for the operator (issue 9): route, status, reason and
+  // the provider's delivery id; never the body, a header value or the secret.
+  app.use("/webhooks/*", async (c, next) => {
+    await next();
+    if (c.res.status < 400 || c.res.status >= 500) return;
+    deps.log?.({
+      msg: "webhook rejected",
+      route: `${c.req.method} ${c.req.path}`,
+      status: c.res.status,
+      reason: c.error?.message ?? (c.res.status === 404 ? "no such route" : "rejected"),
+      delivery: deliveryId(c),
+    });
+  });
   for (const provider of PROVIDERS) {
     app.post(`/webhooks/${provider}`, limit, async (c) => {
       const secret = deps.config[PROVIDER[provider].secret];
@@ -115,4 +128,24 @@ export function registerWebhookRoutes(
       return c.json({ apps: apps.map(keyOf), revision: push.after, ref: push.ref }, 202);
     });
   }
+}
+
+/** Headers naming a delivery: GitHub, GitLab (newer and older), Gitea. */
+const DELIVERY_HEADERS = [
+  "X-GitHub-Delivery",
+  "X-Gitlab-Webhook-UUID",
+  "X-Gitlab-Event-UUID",
+  "X-Gitea-Delivery",
+];
+
+/**
+ * The provider's delivery id (a GUID or UUID, as the provider's "Recent Deliveries" lists it),
+ * or null. Only an id's characters are passed through: a header is sender-controlled.
+ */
+function deliveryId(c: Context): string | null {
+  for (const name of DELIVERY_HEADERS) {
+    const value = c.req.header(name);
+    if (value !== undefined) return /^[A-Za-z0-9-]{1,64}$/.test(value) ? value : "(malformed)";
+  }
+  return null;
 }

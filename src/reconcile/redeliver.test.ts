@@ -1,0 +1,91 @@
+// announceAndRedeliver against the fake API server: the queue in status, its write and the
+// merge when another run wrote status meanwhile (issue 11 item 5).
+import { describe, expect, it } from "vitest";
+import { addApp, createFakeKube } from "../../test/support/fake-kube.ts";
+import type { PendingNotification } from "../app/index.ts";
+import type { Transition } from "../plan/index.ts";
+import { runContext } from "./context.ts";
+import type { Ports } from "./ports.ts";
+import { announceAndRedeliver } from "./redeliver.ts";
+
+const NOW = new Date("2026-12-01T10:00:00.000Z");
+const SYNCED: Transition = { event: "Synced", message: "applied revision abc1234" };
+
+function setup(slackUp: boolean) {
+  const kube = createFakeKube();
+  addApp(kube, "team-a", "web", {
+    source: { git: { url: "https://git.example/org/repo.git" } },
+    notifications: { slack: { secretRef: { name: "slack" } } },
+  });
+  kube.secrets.set("team-a/slack", { webhookURL: "https://hooks.slack.example/T/B/X" });
+  const sent: string[] = [];
+  const ports: Ports = {
+    kube,
+    git: { resolve: async () => "a".repeat(40), fetch: async () => [] },
+    notify: {
+      async slack(_url, payload) {
+        if (!slackUp) throw new Error("Slack answered HTTP 500");
+        sent.push(String(payload["text"]));
+      },
+    },
+    holder: "test",
+  };
+  const app = () => kube.apps.get("team-a/web")!;
+  return { kube, ports, sent, app };
+}
+
+describe("announceAndRedeliver", () => {
+  it("keeps what Slack refused, brings the schedule forward and says so in an Event", async () => {
+    const s = setup(false);
+    s.app().status = { nextReconcileAt: "2026-12-01T10:05:00.000Z" };
+    const ctx = runContext(structuredClone(s.app()), s.ports, NOW);
+    await announceAndRedeliver(ctx, structuredClone(s.app()), [SYNCED]);
+    expect(s.app().status?.pendingNotifications).toEqual([
+      { event: "Synced", message: "applied revision abc1234", at: NOW.toISOString(), attempts: 1 },
+    ]);
+    expect(s.app().status?.nextReconcileAt).toBe("2026-12-01T10:00:30.000Z");
+    expect(s.kube.events.map((e) => e.message)).toEqual([
+      "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
+    ]);
+  });
+
+  it("sends what waits first, marked late, then the new ones; an empty queue is written away", async () => {
+    const s = setup(true);
+    const waiting: PendingNotification = {
+      event: "Failed",
+      message: "SourceFailed: HTTP 503",
+      at: "2026-12-01T09:30:00.000Z",
+      attempts: 3,
+    };
+    s.app().status = { pendingNotifications: [waiting] };
+    const ctx = runContext(structuredClone(s.app()), s.ports, NOW);
+    await announceAndRedeliver(ctx, structuredClone(s.app()), [SYNCED]);
+    expect(s.sent).toEqual([
+      "[team-a/web] Failed: SourceFailed: HTTP 503 (delayed: happened at 2026-12-01T09:30:00.000Z)",
+      "[team-a/web] Synced: applied revision abc1234",
+    ]);
+    expect(s.app().status?.pendingNotifications).toBeUndefined();
+  });
+
+  it("merges with a queue another run wrote meanwhile instead of losing or repeating it", async () => {
+    const s = setup(false);
+    const ours: PendingNotification = {
+      event: "Failed",
+      message: "ours",
+      at: "2026-12-01T09:50:00.000Z",
+      attempts: 1,
+    };
+    const theirs: PendingNotification = {
+      event: "Degraded",
+      message: "theirs",
+      at: "2026-12-01T09:59:00.000Z",
+      attempts: 1,
+    };
+    s.app().status = { pendingNotifications: [ours] };
+    const read = structuredClone(s.app());
+    // Another run writes status after this one read it: the resourceVersion moves on.
+    await s.kube.writeStatus(structuredClone(s.app()), { pendingNotifications: [ours, theirs] });
+    await announceAndRedeliver(runContext(read, s.ports, NOW), read, []);
+    expect(s.app().status?.pendingNotifications).toEqual([{ ...ours, attempts: 2 }, theirs]);
+  });
+});
