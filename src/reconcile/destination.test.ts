@@ -297,6 +297,41 @@ describe("remote destination", () => {
     expect(names(b).sort()).toEqual(["one", "two"]);
   });
 
+  it("what a run may apply there is tracked on that cluster before it is applied (issue 12, kind 1)", async () => {
+    const { home, b, head, ports, app } = setup();
+    head.sha = B;
+    await reconcileApp(web, ports, t0);
+    expect(names(b)).toEqual(["one"]);
+    // Commit A adds ConfigMap two; the run's final status write fails.
+    head.sha = A;
+    const tracked: Array<Array<string | undefined>> = [];
+    const write = home.writeStatus.bind(home);
+    home.writeStatus = async (a, s) => {
+      tracked.push((s.inventory ?? []).map((e) => `${e.name}@${e.cluster}`));
+      if (tracked.length === 2) throw new KubeApiError(500, "InternalError", "etcd timeout");
+      return write(a, s);
+    };
+    const failed = await reconcileApp(web, ports, at(60));
+    expect(failed).toMatchObject({ outcome: "Failed", error: "ApiFailed: etcd timeout" });
+    expect(tracked[0]).toEqual(["one@https://b.example:6443", "two@https://b.example:6443"]);
+    expect(names(b).sort()).toEqual(["one", "two"]);
+    expect(app().status?.inventory?.map((e) => `${e.name}@${e.cluster}`)).toEqual([
+      "one@https://b.example:6443",
+      "two@https://b.example:6443",
+    ]);
+    expect(app().status?.clusters).toEqual([
+      { server: "https://b.example:6443", secretRef: { name: "to-b" } },
+    ]);
+    // The failure recorded after the final write failed does not call B's render applied.
+    expect(app().status?.objectHash).toBeUndefined();
+    home.writeStatus = write;
+    // The source drops it again: the next run prunes it on B (it was never in a final status).
+    head.sha = B;
+    expect(await reconcileApp(web, ports, at(120))).toMatchObject({ syncStatus: "Synced" });
+    expect(names(b)).toEqual(["one"]);
+    expect(names(home)).toEqual([]);
+  });
+
   describe("a former destination's Namespace (issue 12, kind 7)", () => {
     const NS = `apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, annotations: {plumb.dev/prune: "true"}}\n`;
     const B_SERVER = "https://b.example:6443";

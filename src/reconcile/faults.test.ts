@@ -117,6 +117,34 @@ describe("kind 1: whatever a run may apply is tracked before it is applied", () 
     expect(inventory(kube)).toEqual(["base"]);
   });
 
+  it("when only the final write failed and the failure was recorded, the source going back still prunes", async () => {
+    const { kube, head, ports } = setup();
+    await reconcileApp(REF, ports, t0);
+    const appliedA = status(kube).objectHash;
+    head.sha = B;
+    const write = kube.writeStatus.bind(kube);
+    let writes = 0;
+    kube.writeStatus = async (app, s) => {
+      if (++writes === 2) throw new KubeApiError(500, "InternalError", "etcd timeout");
+      return write(app, s);
+    };
+    const failed = await reconcileApp(REF, ports, later(60));
+    kube.writeStatus = write;
+    // Three writes: tracking, the final one (failed), the failure (stored).
+    expect(writes).toBe(3);
+    expect(failed).toMatchObject({ outcome: "Failed", error: "ApiFailed: etcd timeout" });
+    expect(status(kube).failures).toBe(1);
+    expect(inventory(kube)).toEqual(["base", "extra"]);
+    // Not A's hash again: the cluster holds `extra`, which A's render does not.
+    expect(appliedA).toBeDefined();
+    expect(status(kube).objectHash).toBeUndefined();
+    head.sha = D;
+    const next = await reconcileApp(REF, ports, later(120));
+    expect(next).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: D });
+    expect(live(kube)).toEqual(["base"]);
+    expect(inventory(kube)).toEqual(["base"]);
+  });
+
   it("an apply whose answer was lost keeps the object in the inventory, and a later prune removes it", async () => {
     const { kube, head, ports } = setup();
     await reconcileApp(REF, ports, t0);

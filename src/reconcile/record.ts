@@ -97,6 +97,12 @@ export async function recordRun(
   const redactor = ctx.ports.redactor;
   const redact = (text: string) => redactor?.redact(text) ?? text;
   const composed = redactStatus(composeStatus(ctx.prev, record), redactor);
+  // trackInventory cleared status.objectHash before applying: only a run that recorded the
+  // whole set it applied sets it again — not a failure recorded from the status read before
+  // (abortedOutcome), which would call the tracked objects the render last applied (kind 1).
+  if (ctx.app.status?.objectHash === undefined && record.applied?.objectHash === undefined) {
+    delete composed.objectHash;
+  }
   const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
   const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
   // Compared with the stored status: the run may have written one already (trackInventory).
