@@ -392,7 +392,7 @@ describe("remote destination", () => {
       expect(warnings(home)).toEqual([]);
     });
 
-    it("what would go cannot be listed: kept, still in the inventory on B", async () => {
+    it("what would go cannot be listed: kept in the inventory on B, pruned by the next run", async () => {
       const { home, b, ports, app, setSpec } = await deployedWithNeighbour({});
       b.objects.delete("/ConfigMap/team-a/theirs");
       b.fail.listNamespaceContents = new KubeApiError(403, "Forbidden", "namespaces is forbidden");
@@ -407,6 +407,10 @@ describe("remote destination", () => {
           .status?.inventory?.filter((e) => e.cluster === B_SERVER)
           .map((e) => `${e.kind}/${e.name}`),
       ).toEqual(["Namespace/team-a"]);
+      // The render has not changed; the next run still syncs, and prunes it now it can check.
+      await reconcileApp(web, ports, at(120));
+      expect(nsOnB(b)).toBe(false);
+      expect(app().status?.inventory?.filter((e) => e.cluster === B_SERVER)).toEqual([]);
     });
 
     it("deleting the App: the finalizer keeps it too and says so", async () => {

@@ -168,6 +168,29 @@ describe("kind 1: whatever a run may apply is tracked before it is applied", () 
     expect(inventory(kube)).toEqual(["base"]);
   });
 
+  it("a delete that failed for good is tried again by the next run, although the render is unchanged", async () => {
+    const { kube, head, ports } = setup();
+    head.sha = B;
+    await reconcileApp(REF, ports, t0);
+    head.sha = C;
+    kube.fail.delete = new KubeApiError(500, "InternalError", "etcd timeout");
+    const failed = await reconcileApp(REF, ports, later(60));
+    expect(failed).toMatchObject({
+      outcome: "Failed",
+      error: "PruneFailed: ConfigMap team-a/extra: etcd timeout",
+    });
+    expect(live(kube)).toEqual(["base", "extra"]);
+    expect(inventory(kube)).toEqual(["base", "extra"]);
+    // Same commit, same render: still a sync, which prunes it; then steady.
+    const next = await reconcileApp(REF, ports, later(120));
+    expect(next).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: C });
+    expect(next.requests.delete).toBe(2); // extra, and the Lease released
+    expect(live(kube)).toEqual(["base"]);
+    expect(inventory(kube)).toEqual(["base"]);
+    const steady = await reconcileApp(REF, ports, later(180));
+    expect(steady.requests).toMatchObject({ patch: 0, delete: 0 });
+  });
+
   it("an apply the server refused (a 4xx: surely not stored) is not tracked after the run", async () => {
     const { kube, head, ports } = setup();
     await reconcileApp(REF, ports, t0);

@@ -29,6 +29,7 @@ import {
   pendingOperation,
   type RunOutcome,
   refuseEmptyRender,
+  retryLeftovers,
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
@@ -205,12 +206,23 @@ async function checklist(home: RunContext, options: RunOptions): Promise<RunLine
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
   // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
-  const decision = decide(
+  const gates = decide(
     spec.value,
     ctx.prev,
     { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
     now,
   );
+  //    Up to date, but a delete failed or objects wait on a former destination: sync again.
+  const decision = head.ok
+    ? retryLeftovers({
+        decision: gates,
+        spec: spec.value,
+        revision,
+        inventory: ctx.inventory,
+        desired: head.value.objects.map(refOf),
+        departed: ctx.departed.length,
+      })
+    : gates;
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
