@@ -31,11 +31,17 @@ let server: ChildProcess;
 
 /** A Git server that refuses every request with a protocol ERR line quoting its Authorization. */
 async function startEchoingGitServer(): Promise<void> {
-  const pkt = (s: string) => (s.length + 4).toString(16).padStart(4, "0") + s;
+  const pkt = (s: string) => (Buffer.byteLength(s) + 4).toString(16).padStart(4, "0") + s;
   evil = createServer((req, res) => {
     res.writeHead(200, { "content-type": "application/x-git-upload-pack-advertisement" });
+    const auth = req.headers.authorization ?? "nothing";
+    // Under /echo-all/ it also spells out what it decoded, as a careless server might.
+    const decoded = Buffer.from(auth.replace(/^Basic /, ""), "base64").toString();
+    const more = req.url?.includes("/echo-all/")
+      ? `; decoded as URL ${encodeURIComponent(decoded)}, as JSON ${JSON.stringify(decoded)}, as JSON in JSON ${JSON.stringify(JSON.stringify(decoded))}`
+      : "";
     res.end(
-      `${pkt("# service=git-upload-pack\n")}0000${pkt(`ERR access denied (you sent ${req.headers.authorization ?? "nothing"})\n`)}`,
+      `${pkt("# service=git-upload-pack\n")}0000${pkt(`ERR access denied (you sent ${auth}${more})\n`)}`,
     );
   });
   await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
@@ -101,12 +107,26 @@ async function surfaces(ns: string, name: string, cliOutput: string) {
   };
 }
 
-/** Every encoding of `secret` issue 12 names: plain, base64 (also of user:secret), URL-encoded. */
+/**
+ * Every encoding of `secret` issue 12 names: plain, base64 (also of user:secret), URL-encoded,
+ * JSON-escaped (alone, and as JSON in JSON: how a JSON body quoting a message spells it).
+ */
 function encodings(secret: string, user?: string): string[] {
   const b64 = (s: string) => Buffer.from(s).toString("base64");
-  const forms = [secret, b64(secret), b64(secret).replace(/=+$/, ""), encodeURIComponent(secret)];
-  if (user) forms.push(b64(`${user}:${secret}`), b64(`${user}:${secret}`).replace(/=+$/, ""));
-  return forms;
+  const json = (s: string) => JSON.stringify(s).slice(1, -1);
+  const forms = [
+    secret,
+    b64(secret),
+    b64(secret).replace(/=+$/, ""),
+    encodeURIComponent(secret),
+    json(secret),
+    json(json(secret)),
+  ];
+  if (user) {
+    const pair = `${user}:${secret}`;
+    forms.push(b64(pair), b64(pair).replace(/=+$/, ""), encodeURIComponent(pair), json(pair));
+  }
+  return [...new Set(forms)];
 }
 
 async function secretIn(ns: string, name: string, data: Record<string, string>): Promise<void> {
@@ -145,6 +165,40 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     expect(seen.cli).toContain("you sent Basic [redacted]");
     expect(seen.slack).toContain("you sent Basic [redacted]");
     expect(seen.api).toContain("you sent Basic [redacted]");
+  });
+
+  it("a password that every encoding changes, echoed decoded, URL-encoded and JSON-escaped: in none of them", async () => {
+    const ns = `leak-enc-${S}`;
+    const password = 'pä$$ "wörd" \\ x/+=';
+    await createNamespace(ns);
+    await secretIn(ns, "git-creds", { username: USER, password });
+    await secretIn(ns, "slack", { webhookURL: `${slack.url}/${ns}` });
+    const res = await createApp(ns, "app", {
+      source: {
+        git: { url: evilUrl.replace("/team/", "/echo-all/"), secretRef: { name: "git-creds" } },
+      },
+      notifications: { slack: { secretRef: { name: "slack" }, on: ["Failed"] } },
+    });
+    expect(res.status).toBe(201);
+
+    const out = await cli(ns, "app");
+    const seen = await surfaces(ns, "app", out);
+    const forms = encodings(password, USER);
+    // Each form differs from the plain one (so each is a check of its own).
+    expect(new Set(forms).size).toBe(forms.length);
+    for (const [where, text] of Object.entries(seen)) {
+      for (const form of forms) {
+        expect(text, `${where} must not contain ${form}`).not.toContain(form);
+      }
+    }
+    const ready = (await getApp(ns, "app")).status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "SourceFailed" });
+    expect(ready?.message).toContain(
+      'ERR access denied (you sent Basic [redacted]; decoded as URL [redacted], as JSON "[redacted]", as JSON in JSON "\\"[redacted]\\"")',
+    );
+    for (const text of [seen.events, seen.cli, seen.slack, seen.api]) {
+      expect(text).toContain("decoded as URL [redacted], as JSON");
+    }
   });
 
   it("an API server error echoing a rendered Secret's stringData value is redacted everywhere", async () => {
