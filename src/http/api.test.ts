@@ -281,6 +281,17 @@ describe("POST approve", () => {
     expect(kube.calls.trigger).toEqual([]);
   });
 
+  it("409 for a prefix of the held revision too short to name it, saying so", async () => {
+    const { kube, call } = setup();
+    const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: HELD.slice(0, 5) });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${HELD.slice(0, 5)}" (a prefix needs at least 7 hex characters)`,
+      heldRevision: HELD,
+    });
+    expect(kube.calls.setOperation).toEqual([]);
+  });
+
   it("409 when nothing is held", async () => {
     const { kube, call } = setup();
     const res = await call("POST", "/api/v1/namespaces/team-a/apps/fresh/approve", TEAM_A, {});
