@@ -221,6 +221,27 @@ describe("GET apps", () => {
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ message: "App team-a/ghost not found" });
   });
+
+  it.each([
+    ["an upper-case name", "team-a/Team_A"],
+    ["a NUL byte", "team-a/web%00x"],
+    ["a name over 253 characters", `team-a/${"a".repeat(254)}`],
+    ["a namespace that is not a DNS label", "team.a/web"],
+  ])("400 for a name no App can have: %s, before the cluster is read", async (_what, path) => {
+    const { kube, call } = setup();
+    const [ns, name] = path.split("/") as [string, string];
+    const id = JSON.stringify(decodeURIComponent(path));
+    for (const [method, suffix] of [
+      ["GET", ""],
+      ["POST", "/operations"],
+    ] as const) {
+      const body = method === "POST" ? { type: "sync" } : undefined;
+      const res = await call(method, `/api/v1/namespaces/${ns}/apps/${name}${suffix}`, ADMIN, body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ message: `not an App name: ${id.slice(0, 300)}` });
+    }
+    expect(kube.calls.setOperation).toEqual([]);
+  });
 });
 
 describe("POST approve", () => {
