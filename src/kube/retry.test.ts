@@ -145,6 +145,32 @@ describe("withRetries", () => {
     }
   });
 
+  it("never retries a 500 that refuses the body itself (it does not fit the kind's schema)", async () => {
+    // kube-apiserver v1.35's answers to an apply of `bogusTop: 1` in a ConfigMap and of bad
+    // base64 in a Secret's data: no Status reason, the same answer every time.
+    for (const message of [
+      "failed to create typed patch object (/a; /v1, Kind=ConfigMap): .bogusTop: field not declared in schema",
+      "failed to convert new object (/b; /v1, Kind=Secret) to proper version: unable to convert unstructured object to /v1, Kind=Secret: error decoding from json: illegal base64 data at input byte 4",
+    ]) {
+      const s = scripted([status(500, undefined, message), ok]);
+      expect((await s.transport("PATCH", "/x", APPLY)).status).toBe(500);
+      expect(s.sent).toHaveLength(1);
+    }
+    // The server's own 500s carry a reason (InternalError) and are retried.
+    const internal: KubeResponse = {
+      status: 500,
+      body: {
+        kind: "Status",
+        code: 500,
+        reason: "InternalError",
+        message: "failed to create typed patch object: etcdserver: request timed out",
+      },
+    };
+    const s = scripted([internal, ok]);
+    expect((await s.transport("PATCH", "/x", APPLY)).status).toBe(200);
+    expect(s.sent).toHaveLength(2);
+  });
+
   it("does not retry a JSON Patch or strategic merge patch after a 500", async () => {
     for (const contentType of [
       "application/json-patch+json",

@@ -1,6 +1,7 @@
 // Retries and deadlines around any KubeTransport, after client-go's rest client
 // (rest/request.go, rest/with_retry.go): a request the server did not process, or may safely
 // process twice, is sent again, honouring Retry-After, bounded in count and in time.
+import { refusedBody } from "../core/index.ts";
 import { type KubeResponse, type KubeTransport, KubeTransportError } from "./transport.ts";
 
 export interface RetryOptions {
@@ -54,7 +55,8 @@ export const RETRY_DEFAULTS = {
  *   `idempotent: true`); a create (POST) may have been executed, so it is not sent again and
  *   the caller sees the failure;
  * - no connection could be made (refused, DNS): any method, nothing reached the server.
- * Never for other 4xx, for certificate failures (sending again cannot help) or unreadable
+ * Never for other 4xx, for a 500 that refuses the body itself (it does not fit the kind's schema:
+ * {@link refusedBody}; the same body fails again), for certificate failures (sending again cannot help) or unreadable
  * credentials. The wait is the server's Retry-After (seconds or an HTTP date, capped), else an
  * exponential backoff; every attempt has a timeout and the sequence a deadline, after which the
  * last answer is returned (with `attempts`) or the last KubeTransportError thrown, its message
@@ -137,6 +139,9 @@ export function isIdempotent(method: string, contentType: string | undefined): b
 function retryAnswer(res: KubeResponse, idempotent: boolean): number | "backoff" | false {
   const { status } = res;
   if (status < 500 && status !== 429) return false;
+  const body = res.body as { reason?: unknown; message?: unknown } | undefined;
+  const reason = typeof body?.reason === "string" ? body.reason : "";
+  if (typeof body?.message === "string" && refusedBody(status, reason, body.message)) return false;
   const after = retryAfterMs(res.headers?.["retry-after"]);
   if (status === 429 || (status === 503 && after !== undefined)) return after ?? "backoff";
   if (!idempotent) return false;

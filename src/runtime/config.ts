@@ -1,6 +1,7 @@
 // Runtime configuration shared by the Worker and Node roots, validated at start-up.
 import { z } from "zod";
 import { parseDuration } from "../app/duration.ts";
+import { DNS_SUBDOMAIN } from "../core/index.ts";
 import type { RetryOptions } from "../kube/index.ts";
 
 /** Reconciler settings from env/bindings (the HTTP settings are in src/http/config.ts). */
@@ -50,8 +51,6 @@ export interface DnsConfig {
   proxied: boolean;
 }
 
-/** RFC 1123 subdomain: names of IngressClasses and ClusterIssuers. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const HOSTNAME =
   /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/;
