@@ -242,4 +242,37 @@ describe("retryAfterMs", () => {
     expect(retryAfterMs("-1", now)).toBeUndefined();
     expect(retryAfterMs(undefined, now)).toBeUndefined();
   });
+
+  it("sends nothing more once the caller's signal is aborted (a run whose Lease ran out, issue 12)", async () => {
+    const lost = new Error("the lease was lost");
+    const controller = new AbortController();
+    const sent: string[] = [];
+    const transport = withRetries(
+      async (method, path) => {
+        sent.push(`${method} ${path}`);
+        controller.abort(lost); // the Lease runs out while the apply hangs
+        throw new KubeTransportError(method, path, "timeout", "no answer (timeout)", {
+          sent: true,
+        });
+      },
+      { now: () => 0, sleep: async () => {} },
+    );
+    await expect(
+      transport("PATCH", "/api/v1/namespaces/a/configmaps/b", {
+        ...APPLY,
+        signal: controller.signal,
+      }),
+    ).rejects.toBe(lost);
+    expect(sent).toEqual(["PATCH /api/v1/namespaces/a/configmaps/b"]);
+  });
+
+  it("an aborted signal is thrown before any attempt", async () => {
+    const s = scripted([ok]);
+    const controller = new AbortController();
+    controller.abort(new Error("gone"));
+    await expect(
+      s.transport("DELETE", "/api/v1/namespaces/a/configmaps/b", { signal: controller.signal }),
+    ).rejects.toThrow("gone");
+    expect(s.sent).toEqual([]);
+  });
 });

@@ -61,6 +61,8 @@ export const RETRY_DEFAULTS = {
  * exponential backoff; every attempt has a timeout and the sequence a deadline, after which the
  * last answer is returned (with `attempts`) or the last KubeTransportError thrown, its message
  * saying how many attempts were made.
+ * A request whose `signal` is aborted (a reconcile run whose Lease ran out, issue 12 kind 5) is
+ * not sent again: the abort's reason is thrown, before an attempt and after a failed one.
  * A 409 Conflict after a resent write whose first answer was lost is the caller's to handle
  * (a PUT or merge patch carrying a resourceVersion, a DELETE with preconditions).
  */
@@ -72,6 +74,8 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
     const start = now();
     const idempotent = request.idempotent ?? isIdempotent(method, request.contentType);
     for (let attempt = 1; ; attempt++) {
+      // The caller gave up (a reconcile run whose Lease ran out): no attempt more.
+      request.signal?.throwIfAborted();
       const left = start + o.deadlineMs - now();
       const timeoutMs = Math.max(1, Math.min(o.attemptTimeoutMs, left));
       let answer: KubeResponse | undefined;
@@ -79,6 +83,7 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
       try {
         answer = await transport(method, path, { ...request, timeoutMs });
       } catch (err) {
+        request.signal?.throwIfAborted();
         if (!(err instanceof KubeTransportError)) throw err;
         failure = err;
       }

@@ -10,7 +10,6 @@ import {
   formatIssues,
   GateReason,
   type Issue,
-  KubeApiError,
   type NamespacedName,
   nameOf,
   ok,
@@ -30,23 +29,27 @@ import {
   pendingOperation,
   type RunOutcome,
   refuseEmptyRender,
+  retryLeftovers,
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, runContext } from "./context.ts";
 import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
-import { correctDrift } from "./drift.ts";
-import { failedOutcome } from "./failed.ts";
+import { type Correction, correctDrift } from "./drift.ts";
+import { abortedOutcome, failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
 import { checkHosts } from "./hosts.ts";
-import { LeaseBusyError, withLease } from "./lease.ts";
+import { isRestart, withLease } from "./lease.ts";
 import { finishedHealth, observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { keepStale, pruneStale } from "./prune.ts";
 import { type RunLine, type RunResult, recordRun } from "./record.ts";
+import { redactingPorts } from "./redaction.ts";
 import { rejectHeld } from "./reject.ts";
+import { type Cursor, isConflict, isRecordable, settle } from "./settle.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
+import { trackInventory } from "./track.ts";
 
 export type { RunResult } from "./record.ts";
 
@@ -56,7 +59,10 @@ export interface RunOptions {
   full?: boolean;
 }
 
-/** Runs of one call: a conflicting status write or a busy Lease starts the run over. */
+/**
+ * Runs of one call: a conflicting status write, a busy or lost Lease, or an App that changed
+ * while the run waited for its Lease starts the run over.
+ */
 const MAX_ATTEMPTS = 3;
 /** spec.interval of an App whose spec does not validate. */
 const DEFAULT_INTERVAL = "5m";
@@ -65,9 +71,13 @@ const MAX_NAME = 63;
 
 /**
  * Reconciles App `namespace/name` once. Stateless: safe to run from a webhook, a cron tick and
- * a queue message at the same time — applies happen under a per-App Lease, and the status
- * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
- * times in all).
+ * a queue message at the same time — writes to objects and the status write that follows
+ * them happen under a per-App Lease taken after the run re-read the App (withLease), and
+ * every status write is conditional on the resourceVersion the run holds (a conflict re-runs,
+ * up to 3 times in all). A run that fails records its failure in status and a Warning Event,
+ * also when a request to the API server fails for good (issue 12, kind 2). Everything the run
+ * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
+ * learns the run's source credentials and the values of the Secrets it renders (kind 6).
  * @param now the run's clock (every time written to status derives from it)
  * @param options.full a run a person asked for (the CLI on one App, `--force`): skip the fast
  *   path and compare every object with the source (issue 9)
@@ -77,10 +87,11 @@ const MAX_NAME = 63;
  */
 export async function reconcileApp(
   ref: NamespacedName,
-  ports: Ports,
+  given: Ports,
   now: Date,
   options: RunOptions = {},
 ): Promise<RunResult> {
+  const ports = redactingPorts(given);
   const before = ports.kube.requestCounts();
   const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
@@ -95,8 +106,7 @@ export async function reconcileApp(
         error: e instanceof Error ? e.message : String(e),
         retryable: true,
       };
-      const again = e instanceof LeaseBusyError || (e instanceof KubeApiError && e.status === 409);
-      if (!again) break;
+      if (!isRestart(e) && !isConflict(e)) break;
       ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
@@ -104,10 +114,13 @@ export async function reconcileApp(
   for (const [verb, n] of Object.entries(remotes.counts())) {
     requests[verb as keyof RequestCounts] += n;
   }
-  return { ...line, requests };
+  return ports.redactor.redactValue({ ...line, requests });
 }
 
-/** The checklist. Every path ends in recordRun, the only status write of a run. */
+/**
+ * Step 1, then the checklist. Every path ends in recordRun; an error no step expected is
+ * recorded as the run's failure (isRecordable) from the context reached.
+ */
 async function runOnce(
   ref: NamespacedName,
   ports: Ports,
@@ -115,14 +128,31 @@ async function runOnce(
   options: RunOptions,
 ): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
-  let app = await ports.kube.getApp(ref.namespace, ref.name);
+  const app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
   if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now));
-  const finalizers = app.metadata.finalizers ?? [];
-  if (!finalizers.includes(FINALIZER)) {
-    app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
+  let home = runContext(app, ports, now);
+  try {
+    const finalizers = app.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) {
+      home = runContext(
+        await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]),
+        ports,
+        now,
+      );
+    }
+    return await checklist(home, options);
+  } catch (e) {
+    if (!isRecordable(e)) throw e;
+    const spec = validateApp(home);
+    const interval = spec.ok ? spec.value.interval : DEFAULT_INTERVAL;
+    return recordRun(home, interval, abortedOutcome(home, e));
   }
-  const home = runContext(app, ports, now);
+}
+
+/** Steps 2–10 for an App that exists and is not being deleted (`home`: its own cluster). */
+async function checklist(home: RunContext, options: RunOptions): Promise<RunLine> {
+  const { app, now } = home;
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
   const spec = validateApp(home);
@@ -176,12 +206,23 @@ async function runOnce(
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
   // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
-  const decision = decide(
+  const gates = decide(
     spec.value,
     ctx.prev,
     { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
     now,
   );
+  //    Up to date, but a delete failed or objects wait on a former destination: sync again.
+  const decision = head.ok
+    ? retryLeftovers({
+        decision: gates,
+        spec: spec.value,
+        revision,
+        inventory: ctx.inventory,
+        desired: head.value.objects.map(refOf),
+        departed: ctx.departed.length,
+      })
+    : gates;
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
@@ -209,8 +250,9 @@ async function runOnce(
     }
     case "restart": {
       // A Restart operation: annotate the workloads' pod templates, then observe.
-      const outcome = await withLease(ctx.app, ports, () => restart(ctx, decision));
-      return recordRun(ctx, interval, { ...outcome, ...found });
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, (cursor) => restart(cursor.ctx, decision)),
+      );
     }
     case "none": {
       // 8. Observe health and compare live with desired (drift). A held revision is still a
@@ -231,29 +273,43 @@ async function runOnce(
         !spec.value.freeze &&
         !decision.operation;
       const heal = wantsHeal && !decision.window;
-      const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
-      const outcome = observedOutcome({
-        prev: ctx.prev,
-        inventory: seen.inventory,
-        desired,
-        comparison: seen.comparison,
-        health: seen.health,
-        corrected,
-        syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
-      });
-      if (decision.operation) refuseOperation(ctx, outcome, decision);
-      const { window } = decision;
-      if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
-        outcome.syncWindow = window;
-      }
       // DNS follows what is applied: re-checked on each full run while that is the desired set.
       const applied =
         desired !== undefined &&
         !spec.value.freeze &&
         desired.revision === ctx.prev.revision &&
         desired.objectHash === ctx.prev.objectHash;
-      const dns = applied ? await syncDns(ctx, desired.objects) : undefined;
-      return recordRun(ctx, interval, { ...withDns(outcome, dns), ...found });
+      const dnsDue = applied && ctx.ports.dns !== undefined;
+      const record = async (c: RunContext, corrected?: Correction) => {
+        const outcome = observedOutcome({
+          prev: c.prev,
+          inventory: seen.inventory,
+          desired,
+          comparison: seen.comparison,
+          health: seen.health,
+          corrected,
+          syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
+        });
+        if (decision.operation) refuseOperation(c, outcome, decision);
+        const { window } = decision;
+        if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
+          outcome.syncWindow = window;
+        }
+        const dns = dnsDue && desired ? await syncDns(c, desired.objects) : undefined;
+        return withDns(outcome, dns);
+      };
+      if (!(heal || dnsDue) || desired === undefined) {
+        return recordRun(ctx, interval, { ...(await record(ctx)), ...found });
+      }
+      // Re-applying and DNS records are writes: under the Lease, recorded before its release.
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, async (cursor) =>
+          record(
+            cursor.ctx,
+            heal ? await correctDrift(cursor.ctx, desired, seen.comparison.drift) : undefined,
+          ),
+        ),
+      );
     }
     case "apply": {
       // The decision may name another revision than the head (Rollback, Approve): render it.
@@ -274,10 +330,11 @@ async function runOnce(
         target = other.value;
       }
       const source = { revision, objectHash: head.ok ? head.value.objectHash : undefined };
-      const outcome = await withLease(ctx.app, ports, () =>
-        sync(ctx, spec.value, target, decision, source),
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, (cursor) =>
+          sync(cursor, spec.value, target, decision, source),
+        ),
       );
-      return recordRun(ctx, interval, { ...outcome, ...found });
     }
   }
 }
@@ -316,11 +373,12 @@ async function renderHead(
 }
 
 /**
- * Steps 7–8 under the App's Lease: apply the target (exact ownership: one list of Apps), prune
- * what the last inventory has and the target lacks, and take health from the apply responses.
+ * Steps 7–8 under the App's Lease: track what the apply may create (trackInventory), apply the
+ * target (exact ownership: one list of Apps), prune what the last inventory has and the target
+ * lacks, and take health from the apply responses.
  */
 async function sync(
-  ctx: RunContext,
+  cursor: Cursor,
   spec: AppSpec,
   target: Desired,
   decision: Extract<Decision, { action: "apply" }>,
@@ -328,20 +386,30 @@ async function sync(
 ): Promise<RunOutcome> {
   // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest). A host another
   //    Ingress serves: nothing. A new revision that renders the set last applied (every object
-  //    still live) is recorded without applying it again.
-  const hostConflict = await checkHosts(ctx, target.objects);
-  if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
+  //    still live) is recorded without applying it again. What the apply may create is tracked
+  //    in status first (trackInventory).
+  const hostConflict = await checkHosts(cursor.ctx, target.objects);
+  if (hostConflict) {
+    return failedOutcome(cursor.ctx, hostConflict, { operation: decision.operation });
+  }
   //    A former destination first: prune what the App left there, or refuse (issue 15).
-  const departed = await pruneDeparted(ctx, spec.syncPolicy.prune);
+  const departed = await pruneDeparted(cursor.ctx, spec.syncPolicy.prune);
   if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
-    const outcome = await failedOutcome(ctx, departed.failure, { operation: decision.operation });
+    const outcome = await failedOutcome(cursor.ctx, departed.failure, {
+      operation: decision.operation,
+    });
     return {
       ...outcome,
       departed: departed.remaining,
       events: [...departed.events, ...outcome.events],
     };
   }
-  const owners = await claimedByOthers(ctx);
+  const owners = await claimedByOthers(cursor.ctx);
+  const toApply = target.objects
+    .map(refOf)
+    .filter((ref) => ref.kind === "Namespace" || !owners.has(refKey(ref)));
+  cursor.ctx = await trackInventory(cursor.ctx, toApply);
+  const ctx = cursor.ctx;
   const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
   //    when a pre-sync hook stopped the apply.
@@ -370,6 +438,7 @@ async function sync(
     previous: ctx.inventory,
     applied: applied.applied,
     failed: applied.failed,
+    uncertain: applied.uncertain,
     prune,
     health,
     now: ctx.now,

@@ -10,6 +10,11 @@ export interface RuntimeConfig {
   allowedDestinations: string[];
   /** Cluster-scoped kinds Apps may apply besides Namespaces ("Kind", "group/Kind" or "*"). */
   allowedClusterKinds: string[];
+  /**
+   * Apps may prune a Namespace or CRD that holds objects not theirs (PLUMB_ALLOW_CASCADING_PRUNE;
+   * default false: such a prune is refused with a Warning Event).
+   */
+  allowCascadingPrune: boolean;
   /** Runs at once in `reconcile --all` and the cron tick. */
   concurrency: number;
   /** How spec.source.app renders its Ingresses (PLUMB_INGRESS_CLASS, PLUMB_CLUSTER_ISSUER). */
@@ -80,6 +85,9 @@ const name = (what: string) =>
 const Env = z.object({
   PLUMB_ALLOWED_DESTINATIONS: z.string().optional(),
   PLUMB_ALLOWED_CLUSTER_KINDS: z.string().optional(),
+  PLUMB_ALLOW_CASCADING_PRUNE: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .optional(),
   PLUMB_CONCURRENCY: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a positive integer")
@@ -151,6 +159,7 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
   const config: RuntimeConfig = {
     allowedDestinations: list(d.PLUMB_ALLOWED_DESTINATIONS),
     allowedClusterKinds: list(d.PLUMB_ALLOWED_CLUSTER_KINDS),
+    allowCascadingPrune: d.PLUMB_ALLOW_CASCADING_PRUNE === "true",
     concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
     ingress,
     allowInsecureDestinations: d.PLUMB_ALLOW_INSECURE_DESTINATIONS === "true",
