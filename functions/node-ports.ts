@@ -54,6 +54,7 @@ export function nodePorts(
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
+    allowCascadingPrune: config.allowCascadingPrune,
     destinations,
     log,
     redactor,

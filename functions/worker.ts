@@ -164,6 +164,7 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
     ingress: config.ingress,
     ...(dns ? { dns } : {}),
     destinations,
+    allowCascadingPrune: config.allowCascadingPrune,
     log: logLine,
     redactor,
   };

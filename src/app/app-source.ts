@@ -3,12 +3,11 @@
 // A new source beside `image` rather than an extension of it: `image` Apps keep rendering exactly
 // what they did, and a list of services has a shape of its own.
 import { z } from "zod";
+import { DNS_SUBDOMAIN } from "../core/index.ts";
 import { isTagRange, normalizeRange } from "./tag-policy.ts";
 
 /** RFC 1035 label: the Kubernetes rule for Service names (starts with a letter). */
 const DNS_1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-/** RFC 1123 subdomain: Secret names. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /**
  * A host name for an Ingress rule: lower-case RFC 1123, at least two labels, no wildcard (length
  * checked apart: the API server's RE2 has no lookahead).

@@ -1,6 +1,7 @@
 // The App API, plumb.dev/v1alpha1: one zod schema from which the TypeScript types,
 // runtime validation and the CRD's openAPIV3Schema (scripts/generate-crd.ts) are all derived.
 import { z } from "zod";
+import { DNS_LABEL, DNS_SUBDOMAIN } from "../core/index.ts";
 import { AppSource } from "./app-source.ts";
 import { cronIssue, timeZoneIssue } from "./cron.ts";
 import { parseDuration } from "./duration.ts";
@@ -16,10 +17,6 @@ export const PLURAL = "apps";
 
 /** A Go-style duration as used by Flux's `interval` ("30s", "5m", "1h30m"). */
 const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
-/** RFC 1123 label, the Kubernetes rule for namespace names. */
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-/** RFC 1123 subdomain, the Kubernetes rule for most object names (Secrets among them). */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 const secretName = z
   .string()

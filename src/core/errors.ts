@@ -65,3 +65,24 @@ export class DestinationError extends Error {
 export function transientStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
+
+/**
+ * The API server's own messages for a request body that does not fit the kind's schema, which
+ * it answers with HTTP 500 and no Status reason (apiserver's fieldmanager and
+ * runtime.DefaultUnstructuredConverter): "failed to create typed patch object (...): .x: field
+ * not declared in schema", "failed to convert new object (...) ... illegal base64 data". The
+ * same body fails the same way every time, so it is neither retried nor backed off (kubectl
+ * and Flux report it at once); found by sending such bodies to kube-apiserver v1.35.
+ */
+const REFUSED_BODY = /\bfailed to (create typed (patch|live) object|convert new object)\b/;
+
+/**
+ * True when a 500 from the API server is about the object sent, not the server: see
+ * {@link REFUSED_BODY}. A 500 with a Status reason (InternalError: etcd, webhooks) is not.
+ * @param status the HTTP status
+ * @param reason Status.reason: "" or "Unknown" when the body had none
+ * @param message Status.message (or a message that contains it)
+ */
+export function refusedBody(status: number, reason: string, message: string): boolean {
+  return status === 500 && (reason === "" || reason === "Unknown") && REFUSED_BODY.test(message);
+}

@@ -3,6 +3,7 @@
 export * from "./dns.ts";
 export * from "./errors.ts";
 export * from "./json.ts";
+export * from "./names.ts";
 export * from "./object.ts";
 export * from "./reasons.ts";
 export * from "./redact.ts";

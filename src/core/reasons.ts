@@ -26,6 +26,13 @@ export const FailureReason = {
    * refused, TLS failure, timeout, 401/403. Nothing is applied or pruned; retried with backoff.
    */
   DestinationUnreachable: "DestinationUnreachable",
+  /**
+   * A request to the Kubernetes API failed after the transport's retries; the run stopped
+   * there (what it wrote before stays tracked in the inventory).
+   */
+  ApiFailed: "ApiFailed",
+  /** The run stopped on an error plumb did not expect (a bug: the message says where). */
+  InternalError: "InternalError",
 } as const;
 export type FailureReason = (typeof FailureReason)[keyof typeof FailureReason];
 
@@ -67,7 +74,10 @@ export const EventReason = {
   Pruned: "Pruned",
   /** An object deleted and created again because an immutable field changed (plumb.dev/recreate). */
   Recreated: "Recreated",
-  /** A stale object not pruned (another App renders it, or a kept kind), with the reason. */
+  /**
+   * A stale object not pruned, with the reason: another App renders it, a kept kind (Normal),
+   * or deleting it would delete others' objects with it (Warning; issue 12, kind 7).
+   */
   PruneSkipped: "PruneSkipped",
   Held: "Held",
   /** A held revision was turned down (a Reject operation, issue 16). */

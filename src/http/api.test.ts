@@ -222,6 +222,27 @@ describe("GET apps", () => {
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ message: "App team-a/ghost not found" });
   });
+
+  it.each([
+    ["an upper-case name", "team-a/Team_A"],
+    ["a NUL byte", "team-a/web%00x"],
+    ["a name over 253 characters", `team-a/${"a".repeat(254)}`],
+    ["a namespace that is not a DNS label", "team.a/web"],
+  ])("400 for a name no App can have: %s, before the cluster is read", async (_what, path) => {
+    const { kube, call } = setup();
+    const [ns, name] = path.split("/") as [string, string];
+    const id = JSON.stringify(decodeURIComponent(path));
+    for (const [method, suffix] of [
+      ["GET", ""],
+      ["POST", "/operations"],
+    ] as const) {
+      const body = method === "POST" ? { type: "sync" } : undefined;
+      const res = await call(method, `/api/v1/namespaces/${ns}/apps/${name}${suffix}`, ADMIN, body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ message: `not an App name: ${id.slice(0, 300)}` });
+    }
+    expect(kube.calls.setOperation).toEqual([]);
+  });
 });
 
 describe("POST approve", () => {
@@ -280,6 +301,17 @@ describe("POST approve", () => {
     });
     expect(kube.calls.setOperation).toEqual([]);
     expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("409 for a prefix of the held revision too short to name it, saying so", async () => {
+    const { kube, call } = setup();
+    const res = await call("POST", `${WEB}/approve`, TEAM_A, { revision: HELD.slice(0, 5) });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({
+      message: `stale revision: held is ${HELD.slice(0, 7)}, not "${HELD.slice(0, 5)}" (a prefix needs at least 7 hex characters)`,
+      heldRevision: HELD,
+    });
+    expect(kube.calls.setOperation).toEqual([]);
   });
 
   it("409 when nothing is held", async () => {

@@ -60,7 +60,7 @@ export function buildOperation(
       if ("error" in named) {
         throw new OperationRefused(
           409,
-          `stale revision: held is ${shortRevision(held)}, not ${JSON.stringify(revision)}`,
+          `stale revision: held is ${shortRevision(held)}, not ${JSON.stringify(revision)}${tooShort(revision)}`,
           { heldRevision: held },
         );
       }
@@ -156,4 +156,11 @@ export async function submitOperation(
   } catch (err) {
     sink.log?.({ msg: "trigger failed", app: keyOf(app), error: String(err) });
   }
+}
+
+/** A hint for a revision given as fewer than 7 hex characters (matchRevision's prefix rule). */
+function tooShort(revision: string): string {
+  return /^[0-9a-f]{1,6}$/i.test(revision.trim())
+    ? " (a prefix needs at least 7 hex characters)"
+    : "";
 }

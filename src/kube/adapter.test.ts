@@ -38,8 +38,14 @@ describe("createKubePort", () => {
       status: 503,
       message: `GET /apis/apps/v1: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
     });
+    // Helm's .Capabilities (discovery) too: the cause, not a bare "unreachable" (issue 12, kind 8).
+    await expect(kube.capabilities?.()).rejects.toMatchObject({
+      status: 503,
+      reason: "ServiceUnavailable",
+      message: `GET /version: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
+    });
     expect(kube.requestCounts()).toEqual({
-      get: 2,
+      get: 3,
       list: 0,
       create: 0,
       update: 0,

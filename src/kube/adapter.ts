@@ -4,6 +4,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, rowFromCells, VERSION } from "../app/inde
 import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
 import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { readCapabilities } from "./capabilities.ts";
+import { listNamespaceContents } from "./contents.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
 import { enc, toError, unanswered } from "./request.ts";
@@ -70,6 +71,8 @@ export function createKubePort(
     try {
       return await transport(method, path, request);
     } catch (err) {
+      // Aborted by the caller (its Lease was lost): its reason, not a transport failure.
+      if (request?.signal?.aborted) throw request.signal.reason;
       throw unanswered(err);
     }
   }
@@ -139,20 +142,21 @@ export function createKubePort(
       if (res.status >= 400) throw toError(res, `list Apps (table)`);
       return appRows(res.body);
     },
-    async setFinalizers(app, finalizers) {
+    async setFinalizers(app, finalizers, opts = {}) {
       const body = { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } };
       return (await ok("patch", "PATCH", appPath(app.metadata.namespace, app.metadata.name), {
         body,
         contentType: "application/merge-patch+json",
+        ...(opts.signal ? { signal: opts.signal } : {}),
       })) as App;
     },
-    async writeStatus(app, status: AppStatus) {
+    async writeStatus(app, status: AppStatus, opts = {}) {
       const body = { apiVersion: app.apiVersion, kind: app.kind, metadata: app.metadata, status };
       return (await ok(
         "update",
         "PUT",
         `${appPath(app.metadata.namespace, app.metadata.name)}/status`,
-        { body },
+        { body, ...(opts.signal ? { signal: opts.signal } : {}) },
       )) as App;
     },
     async setOperation(app, operation) {
@@ -202,6 +206,7 @@ export function createKubePort(
         body: obj,
         query,
         contentType: "application/apply-patch+yaml",
+        ...(opts.signal ? { signal: opts.signal } : {}),
       })) as KubeObject;
     },
     async get(ref) {
@@ -220,7 +225,7 @@ export function createKubePort(
       };
       return (list.items ?? []).map((o) => ({ ...o, apiVersion, kind }));
     },
-    async patchManagedFields(ref, managedFields, resourceVersion) {
+    async patchManagedFields(ref, managedFields, resourceVersion, opts = {}) {
       // client-go csaupgrade.UpgradeManagedFieldsPatch: "replace" of resourceVersion rather than
       // "test", so a concurrent change is a 409 Conflict from storage, not a 422.
       const body = [
@@ -230,15 +235,20 @@ export function createKubePort(
       return (await ok("patch", "PATCH", await objectPath(ref), {
         body,
         contentType: "application/json-patch+json",
+        ...(opts.signal ? { signal: opts.signal } : {}),
       })) as KubeObject;
     },
-    async delete(ref) {
+    async delete(ref, opts = {}) {
       const res = await call("delete", "DELETE", await objectPath(ref), {
         body: { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" },
+        ...(opts.signal ? { signal: opts.signal } : {}),
       });
       if (res.status === 404) return "gone";
       if (res.status >= 400) throw toError(res, `delete ${ref.kind} ${ref.name}`);
       return "deleted";
+    },
+    listNamespaceContents(namespace) {
+      return listNamespaceContents(call, namespace);
     },
     async emitEvent(app, event) {
       const at = now().toISOString();

@@ -4,6 +4,7 @@
 import { KubeApiError } from "../core/index.ts";
 import type { ClusterCapabilities } from "../render/index.ts";
 import type { DiscoveryCache } from "./discovery.ts";
+import { unanswered } from "./request.ts";
 import type { KubeTransport } from "./transport.ts";
 
 /** Aggregated discovery (apidiscovery.k8s.io/v2, GA in Kubernetes 1.30), else the plain lists. */
@@ -23,7 +24,9 @@ const cached = new WeakMap<DiscoveryCache, { at: number; caps: ClusterCapabiliti
 /**
  * The cluster's capabilities, read with 3 GETs (/version, /api, /apis) at most once per
  * discovery TTL. `apiVersions` lists "v1", "apps/v1", "apps/v1/Deployment", ... sorted.
- * Throws KubeApiError when the API server cannot be read.
+ * Throws KubeApiError when the API server cannot be read: an HTTP error (DiscoveryFailed), or
+ * no answer (503/504 naming the request and its cause, e.g. "GET /version: connection reset
+ * (ECONNRESET)").
  */
 export async function readCapabilities(
   cache: DiscoveryCache,
@@ -35,8 +38,9 @@ export async function readCapabilities(
   if (hit && now - hit.at < cache.ttlMs) return hit.caps;
   const get = async (path: string, accept = "application/json") => {
     countGet();
-    const res = await transport("GET", path, { accept }).catch(() => {
-      throw new KubeApiError(503, "ServiceUnavailable", "kubernetes API unreachable (discovery)");
+    // No answer: the request and its real cause, as for any other request (issue 12, kind 8).
+    const res = await transport("GET", path, { accept }).catch((err: unknown) => {
+      throw unanswered(err);
     });
     if (res.status >= 400) {
       throw new KubeApiError(

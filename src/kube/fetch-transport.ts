@@ -27,6 +27,7 @@ export function createFetchTransport(
       body = JSON.stringify(request.body);
     }
     const controller = new AbortController();
+    request.signal?.addEventListener("abort", () => controller.abort(), { once: true });
     let timedOut = false;
     const timer =
       request.timeoutMs === undefined
@@ -49,6 +50,7 @@ export function createFetchTransport(
       });
       return { status: res.status, body: parseBody(text), headers: out };
     } catch (err) {
+      if (request.signal?.aborted) throw request.signal.reason;
       if (timedOut) {
         const text = `no answer within ${request.timeoutMs} ms (timeout)`;
         throw new KubeTransportError(method, path, "timeout", text, { sent: true });

@@ -125,6 +125,10 @@ export function createNodeTransport(
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        if (request.signal?.aborted) {
+          reject(request.signal.reason);
+          return;
+        }
         const sent = connected && written;
         if (timedOut) {
           const text = `no answer within ${request.timeoutMs} ms (timeout)`;
@@ -173,6 +177,9 @@ export function createNodeTransport(
       });
       req.on("finish", () => (written = true));
       req.on("error", (err) => fail(err));
+      request.signal?.addEventListener("abort", () => req.destroy(new Error("aborted")), {
+        once: true,
+      });
       if (request.timeoutMs !== undefined) {
         timer = setTimeout(() => {
           timedOut = true;

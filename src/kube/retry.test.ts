@@ -145,6 +145,32 @@ describe("withRetries", () => {
     }
   });
 
+  it("never retries a 500 that refuses the body itself (it does not fit the kind's schema)", async () => {
+    // kube-apiserver v1.35's answers to an apply of `bogusTop: 1` in a ConfigMap and of bad
+    // base64 in a Secret's data: no Status reason, the same answer every time.
+    for (const message of [
+      "failed to create typed patch object (/a; /v1, Kind=ConfigMap): .bogusTop: field not declared in schema",
+      "failed to convert new object (/b; /v1, Kind=Secret) to proper version: unable to convert unstructured object to /v1, Kind=Secret: error decoding from json: illegal base64 data at input byte 4",
+    ]) {
+      const s = scripted([status(500, undefined, message), ok]);
+      expect((await s.transport("PATCH", "/x", APPLY)).status).toBe(500);
+      expect(s.sent).toHaveLength(1);
+    }
+    // The server's own 500s carry a reason (InternalError) and are retried.
+    const internal: KubeResponse = {
+      status: 500,
+      body: {
+        kind: "Status",
+        code: 500,
+        reason: "InternalError",
+        message: "failed to create typed patch object: etcdserver: request timed out",
+      },
+    };
+    const s = scripted([internal, ok]);
+    expect((await s.transport("PATCH", "/x", APPLY)).status).toBe(200);
+    expect(s.sent).toHaveLength(2);
+  });
+
   it("does not retry a JSON Patch or strategic merge patch after a 500", async () => {
     for (const contentType of [
       "application/json-patch+json",
@@ -215,5 +241,38 @@ describe("retryAfterMs", () => {
     expect(retryAfterMs("soon", now)).toBeUndefined();
     expect(retryAfterMs("-1", now)).toBeUndefined();
     expect(retryAfterMs(undefined, now)).toBeUndefined();
+  });
+
+  it("sends nothing more once the caller's signal is aborted (a run whose Lease ran out, issue 12)", async () => {
+    const lost = new Error("the lease was lost");
+    const controller = new AbortController();
+    const sent: string[] = [];
+    const transport = withRetries(
+      async (method, path) => {
+        sent.push(`${method} ${path}`);
+        controller.abort(lost); // the Lease runs out while the apply hangs
+        throw new KubeTransportError(method, path, "timeout", "no answer (timeout)", {
+          sent: true,
+        });
+      },
+      { now: () => 0, sleep: async () => {} },
+    );
+    await expect(
+      transport("PATCH", "/api/v1/namespaces/a/configmaps/b", {
+        ...APPLY,
+        signal: controller.signal,
+      }),
+    ).rejects.toBe(lost);
+    expect(sent).toEqual(["PATCH /api/v1/namespaces/a/configmaps/b"]);
+  });
+
+  it("an aborted signal is thrown before any attempt", async () => {
+    const s = scripted([ok]);
+    const controller = new AbortController();
+    controller.abort(new Error("gone"));
+    await expect(
+      s.transport("DELETE", "/api/v1/namespaces/a/configmaps/b", { signal: controller.signal }),
+    ).rejects.toThrow("gone");
+    expect(s.sent).toEqual([]);
   });
 });

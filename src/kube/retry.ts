@@ -1,6 +1,7 @@
 // Retries and deadlines around any KubeTransport, after client-go's rest client
 // (rest/request.go, rest/with_retry.go): a request the server did not process, or may safely
 // process twice, is sent again, honouring Retry-After, bounded in count and in time.
+import { refusedBody } from "../core/index.ts";
 import { type KubeResponse, type KubeTransport, KubeTransportError } from "./transport.ts";
 
 export interface RetryOptions {
@@ -54,11 +55,14 @@ export const RETRY_DEFAULTS = {
  *   `idempotent: true`); a create (POST) may have been executed, so it is not sent again and
  *   the caller sees the failure;
  * - no connection could be made (refused, DNS): any method, nothing reached the server.
- * Never for other 4xx, for certificate failures (sending again cannot help) or unreadable
+ * Never for other 4xx, for a 500 that refuses the body itself (it does not fit the kind's schema:
+ * {@link refusedBody}; the same body fails again), for certificate failures (sending again cannot help) or unreadable
  * credentials. The wait is the server's Retry-After (seconds or an HTTP date, capped), else an
  * exponential backoff; every attempt has a timeout and the sequence a deadline, after which the
  * last answer is returned (with `attempts`) or the last KubeTransportError thrown, its message
  * saying how many attempts were made.
+ * A request whose `signal` is aborted (a reconcile run whose Lease ran out, issue 12 kind 5) is
+ * not sent again: the abort's reason is thrown, before an attempt and after a failed one.
  * A 409 Conflict after a resent write whose first answer was lost is the caller's to handle
  * (a PUT or merge patch carrying a resourceVersion, a DELETE with preconditions).
  */
@@ -70,6 +74,8 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
     const start = now();
     const idempotent = request.idempotent ?? isIdempotent(method, request.contentType);
     for (let attempt = 1; ; attempt++) {
+      // The caller gave up (a reconcile run whose Lease ran out): no attempt more.
+      request.signal?.throwIfAborted();
       const left = start + o.deadlineMs - now();
       const timeoutMs = Math.max(1, Math.min(o.attemptTimeoutMs, left));
       let answer: KubeResponse | undefined;
@@ -77,6 +83,7 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
       try {
         answer = await transport(method, path, { ...request, timeoutMs });
       } catch (err) {
+        request.signal?.throwIfAborted();
         if (!(err instanceof KubeTransportError)) throw err;
         failure = err;
       }
@@ -132,6 +139,9 @@ export function isIdempotent(method: string, contentType: string | undefined): b
 function retryAnswer(res: KubeResponse, idempotent: boolean): number | "backoff" | false {
   const { status } = res;
   if (status < 500 && status !== 429) return false;
+  const body = res.body as { reason?: unknown; message?: unknown } | undefined;
+  const reason = typeof body?.reason === "string" ? body.reason : "";
+  if (typeof body?.message === "string" && refusedBody(status, reason, body.message)) return false;
   const after = retryAfterMs(res.headers?.["retry-after"]);
   if (status === 429 || (status === 503 && after !== undefined)) return after ?? "backoff";
   if (!idempotent) return false;

@@ -29,6 +29,12 @@ export interface KubeRequest {
    * KubeTransportError of kind "timeout" (set by the retry layer; none when absent).
    */
   timeoutMs?: number;
+  /**
+   * Aborted when the caller may no longer send the request (a reconcile run whose Lease was
+   * lost): not sent, nor sent again by the retry layer, and cut if in flight; the abort's
+   * reason is thrown.
+   */
+  signal?: AbortSignal;
 }
 
 /**

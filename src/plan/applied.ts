@@ -55,6 +55,8 @@ export interface AppliedInput {
   recreated?: ReadonlyArray<{ ref: ObjectRef; fields: readonly string[] }>;
   /** Jobs not applied: finished and removed by their TTL (marked `finished` in the inventory). */
   finished?: ReadonlySet<string>;
+  /** refKeys of failed objects the API server may have stored all the same. */
+  uncertain?: ReadonlySet<string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -91,7 +93,8 @@ export interface AppliedInput {
  *   render would fail again, so automated sync waits for another render — `failedObjectHash`),
  *   else PruneFailed;
  * - Events: Applied (count), Recreated (each object deleted and created again), Pruned
- *   (names), a Warning ApplyFailed for every failed apply (issue 10), the operation's outcome.
+ *   (names), a Warning ApplyFailed for every failed apply (issue 10), a Warning PruneSkipped per
+ *   prune refused because it would delete others' objects (issue 12), the operation's outcome.
  */
 export function appliedOutcome(input: AppliedInput): RunOutcome {
   const desiredRefs = input.target.objects.map(refOf);
@@ -124,6 +127,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     previous: input.previous,
     desired: desiredRefs,
     failed: new Set(input.failed.keys()),
+    ...(input.uncertain ? { uncertain: input.uncertain } : {}),
     kept: [
       ...input.prune.failed.map((f) => f.ref),
       ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),
@@ -153,6 +157,9 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       reason: EventReason.Pruned,
       message: `pruned ${input.prune.deleted.map(describeRef).join(", ")}`,
     });
+  }
+  for (const skip of input.prune.skipped.filter((s) => s.warn)) {
+    events.push({ type: "Warning", reason: EventReason.PruneSkipped, message: skip.reason });
   }
   const failed = failures.length > 0 || pruneErrors.length > 0;
   const rolledBack = input.reason === "Rollback" && input.target.revision !== input.sourceRevision;

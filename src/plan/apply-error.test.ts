@@ -79,6 +79,34 @@ describe("readApplyError", () => {
       },
     ],
     [
+      "bad base64 in a Secret's data (a 500 converting the object): terminal",
+      new KubeApiError(
+        500,
+        "Unknown",
+        "PATCH /x: failed to convert new object (a/b; /v1, Kind=ConfigMap) to proper version: unable to convert unstructured object to /v1, Kind=ConfigMap: error decoding from json: illegal base64 data at input byte 4",
+      ),
+      {
+        message:
+          "PATCH /x: failed to convert new object (a/b; /v1, Kind=ConfigMap) to proper version: unable to convert unstructured object to /v1, Kind=ConfigMap: error decoding from json: illegal base64 data at input byte 4",
+        terminal: true,
+        immutable: [],
+      },
+    ],
+    [
+      "a 500 with a Status reason (the server's own trouble, e.g. etcd): retried",
+      new KubeApiError(
+        500,
+        "InternalError",
+        "PATCH /x: Internal error occurred: failed to create typed patch object: etcdserver: request timed out",
+      ),
+      {
+        message:
+          "PATCH /x: Internal error occurred: failed to create typed patch object: etcdserver: request timed out",
+        terminal: false,
+        immutable: [],
+      },
+    ],
+    [
       "a conflict or an outage: retried",
       new KubeApiError(503, "ServiceUnavailable", "kubernetes API unreachable"),
       { message: "kubernetes API unreachable", terminal: false, immutable: [] },

@@ -1,7 +1,7 @@
 // What an apply's error means for the run: a short message for status (never the API server's
 // object dump), whether retrying the same render can help, and which fields are immutable. Pure.
 import { ANNOTATION_RECREATE } from "../app/index.ts";
-import { KubeApiError } from "../core/index.ts";
+import { KubeApiError, refusedBody } from "../core/index.ts";
 
 export interface ApplyError {
   /** For status.resources, the Ready/Stalled conditions and the Warning Event. */
@@ -15,8 +15,6 @@ export interface ApplyError {
   immutable: string[];
 }
 
-/** A 500 the API server answers when a manifest does not fit the kind's schema (SSA). */
-const SCHEMA_MISMATCH = "failed to create typed patch object";
 /** Causes that name a field that cannot change (Jobs, selectors, Services, PVCs, StatefulSets). */
 const IMMUTABLE = /immutable|updates to .* are forbidden/i;
 
@@ -25,7 +23,9 @@ const IMMUTABLE = /immutable|updates to .* are forbidden/i;
  * - 422 Invalid with causes naming immutable fields → "spec.template is immutable; set the
  *   annotation plumb.dev/recreate: "true" on it to delete and recreate it", terminal;
  * - any other 422 → "invalid: field: detail; ...", terminal;
- * - a 500 "failed to create typed patch object" (a field the schema lacks) → terminal;
+ * - a 500 that refuses the body ("failed to create typed patch object": a field the schema
+ *   lacks, a number where a string belongs; "failed to convert new object": bad base64 in a
+ *   Secret's data; {@link refusedBody}) → terminal;
  * - anything else → its message, retried with backoff.
  * For a Secret (`opts.secret`) a refused value or a schema error ("expected string, got
  * ...Value:...") may quote the Secret's data: the message goes through `opts.redact` (the run's
@@ -79,6 +79,6 @@ export function readApplyError(
       immutable: [],
     };
   }
-  const schema = error.status === 500 && error.message.includes(SCHEMA_MISMATCH);
+  const schema = refusedBody(error.status, error.reason, error.message);
   return { message: error.message, terminal: schema, immutable: [] };
 }

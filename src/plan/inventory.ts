@@ -12,6 +12,8 @@ export interface InventoryInput {
   desired: readonly ObjectRef[];
   /** refKeys of desired objects whose apply failed. */
   failed: ReadonlySet<string>;
+  /** refKeys of failed objects the API server may have stored all the same (lost answers). */
+  uncertain?: ReadonlySet<string>;
   /** Objects to keep although not desired: failed deletes, prune:false leftovers, skips kept. */
   kept: readonly InventoryEntry[];
   /** The hash of each desired object's rendered form, by refKey (recorded for what applied). */
@@ -21,9 +23,10 @@ export interface InventoryInput {
 /**
  * The inventory after an apply: every desired object that applied, with the hash of the form
  * it applied; a desired object whose apply failed only if it was already owned (it may exist
- * from an earlier apply; a new one that never applied is not ours), as rendered but with the
- * hash of the form it last applied; then
- * the kept objects as they were. No repeats.
+ * from an earlier apply), as rendered but with the hash of the form it last applied, or if the
+ * failure leaves it uncertain whether the server stored it (issue 12, kind 1: tracked, so it is
+ * pruned if the source drops it) — a new one that surely never applied is not ours; then the
+ * kept objects as they were. No repeats.
  */
 export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
   const previous = new Map(input.previous.map((e) => [refKey(e), e]));
@@ -33,7 +36,7 @@ export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
     const key = refKey(ref);
     const before = previous.get(key);
     const desired = desiredKeys.has(key);
-    if (desired && input.failed.has(key) && !before) continue;
+    if (desired && input.failed.has(key) && !before && !input.uncertain?.has(key)) continue;
     const applied = desired && !input.failed.has(key);
     const hash = applied ? input.hashes?.get(key) : before?.hash;
     const entry: InventoryEntry = { ...refOnly(ref) };

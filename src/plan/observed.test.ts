@@ -84,6 +84,67 @@ describe("observedOutcome", () => {
       }),
     ],
     [
+      "the render whose apply failed terminally, an object never created (Missing): the last failure stands",
+      input(
+        {
+          prev: {
+            revision: R1,
+            failedObjectHash: "h2",
+            syncStatus: "OutOfSync",
+            conditions: [
+              {
+                type: "Ready",
+                status: "False",
+                reason: "ApplyFailed",
+                message:
+                  "Service team-a/b: invalid: spec.ports[0].port: must be between 1 and 65535",
+                lastTransitionTime: "2026-01-01T00:00:00Z",
+              },
+            ],
+          },
+          desired: { revision: R2, objectHash: "h2" },
+        },
+        { resources: [synced(A), { ...B, status: "OutOfSync", health: "Missing" }] },
+      ),
+      outcome({
+        syncStatus: "OutOfSync",
+        resources: [synced(A), { ...B, status: "OutOfSync", health: "Missing" }],
+        failure: {
+          reason: "ApplyFailed",
+          message: "Service team-a/b: invalid: spec.ports[0].port: must be between 1 and 65535",
+          stalled: true,
+        },
+      }),
+    ],
+    [
+      "the same, with no ApplyFailed condition to quote: names what is not applied",
+      input(
+        {
+          prev: { revision: R1, failedObjectHash: "h2", syncStatus: "OutOfSync" },
+          desired: { revision: R2, objectHash: "h2" },
+        },
+        { resources: [synced(A), drifted(B)], drift: [driftOf(B)] },
+      ),
+      outcome({
+        syncStatus: "OutOfSync",
+        resources: [synced(A), drifted(B)],
+        drift: [driftOf(B)],
+        failure: {
+          reason: "ApplyFailed",
+          message: "the apply of this render failed; not applied: ConfigMap team-a/b",
+          stalled: true,
+        },
+      }),
+    ],
+    [
+      "the render whose apply failed, since made live by someone else (all Synced): no failure",
+      input({
+        prev: { revision: R1, failedObjectHash: "h2", syncStatus: "OutOfSync" },
+        desired: { revision: R2, objectHash: "h2" },
+      }),
+      outcome({ syncStatus: "OutOfSync" }),
+    ],
+    [
       "refused dry runs of a render that never failed to apply: no failure",
       input(
         { desired: { revision: R2, objectHash: "h2" } },

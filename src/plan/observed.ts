@@ -11,7 +11,7 @@ import { describeRef, FailureReason, type ObjectRef, refKey } from "../core/inde
 import type { Comparison } from "./compare.ts";
 import { describeCorrection } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
-import type { RunOutcome } from "./status.ts";
+import type { Failure, RunOutcome } from "./status.ts";
 
 export interface ObservedInput {
   /** status before the run (the applied revision and objectHash). */
@@ -29,8 +29,9 @@ export interface ObservedInput {
 
 /**
  * A render whose apply failed terminally (status.failedObjectHash) stays failed while the API
- * server still refuses it in the comparison's dry run: ApplyFailed, Stalled until the render
- * changes (issue 10, kind 4). Other refused dry runs show on their resource lines only.
+ * server still refuses it in the comparison's dry run or any of its objects is not live as
+ * desired: ApplyFailed, Stalled until the render changes (issue 10, kind 4; see stillFailed).
+ * Other refused dry runs show on their resource lines only.
  *
  * The record of a run that applied nothing. After a correction the re-applied objects are
  * Synced again and status.drift is empty (what was not re-applied shows on the next run).
@@ -73,17 +74,36 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
     out.driftCorrected = driftCorrected;
     out.corrected = describeCorrection(input.comparison.drift, input.corrected.applied);
   }
-  const refused = input.comparison.errors.filter((e) => e.terminal);
-  if (
-    input.desired &&
-    input.prev.failedObjectHash === input.desired.objectHash &&
-    refused.length > 0
-  ) {
-    out.failure = {
+  if (input.desired && input.prev.failedObjectHash === input.desired.objectHash) {
+    const failure = stillFailed(input.prev, input.comparison);
+    if (failure) out.failure = failure;
+  }
+  return out;
+}
+
+/**
+ * The failure of a render whose apply failed terminally, seen again by a run that did not apply
+ * it (the gates wait for a new render: ApplyStalled). Refused dry runs give their own words;
+ * else, while any object of the render is not live as desired (one that was never created is
+ * Missing and is not dry-run), the last run's ApplyFailed message stands. Only a comparison
+ * that finds every object Synced (someone fixed it out of band) clears it: a failed apply
+ * never reads as Ready on a later run (Argo CD and Flux keep Ready=False until an apply works).
+ */
+function stillFailed(prev: AppStatus, comparison: Comparison): Failure | undefined {
+  const refused = comparison.errors.filter((e) => e.terminal);
+  if (refused.length > 0) {
+    return {
       reason: FailureReason.ApplyFailed,
       message: refused.map((e) => `${describeRef(e.ref)}: ${e.message}`).join("; "),
       stalled: true,
     };
   }
-  return out;
+  const unsynced = comparison.resources.filter((r) => r.status !== "Synced");
+  if (unsynced.length === 0 && comparison.drift.length === 0) return undefined;
+  const ready = prev.conditions?.find((c) => c.type === "Ready");
+  const message =
+    ready?.status === "False" && ready.reason === FailureReason.ApplyFailed && ready.message
+      ? ready.message
+      : `the apply of this render failed; not applied: ${unsynced.map(describeRef).join(", ")}`;
+  return { reason: FailureReason.ApplyFailed, message, stalled: true };
 }

@@ -38,6 +38,11 @@ export interface PruneSkip {
   keep: boolean;
   /** Kept because another App renders it too (its deletion would pull it from under them). */
   claimed?: boolean;
+  /**
+   * Worth a Warning Event: a delete refused because it would take others' objects with it
+   * (cascade.ts), which the author must know about.
+   */
+  warn?: boolean;
 }
 
 export interface PrunePlan {

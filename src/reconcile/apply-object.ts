@@ -4,6 +4,7 @@
 import { ANNOTATION_RECREATE } from "../app/index.ts";
 import { describeRef, type KubeObject, refOf } from "../core/index.ts";
 import { readApplyError } from "../plan/index.ts";
+import { isRestart } from "./lease.ts";
 import type { ClusterPort } from "./ports.ts";
 
 export type ObjectApply =
@@ -46,6 +47,8 @@ export async function applyObject(
   try {
     return { ok: true, stored: await cluster.apply(obj) };
   } catch (e) {
+    // The run's Lease ran out: it stops, writing nothing more (issue 12, kind 5).
+    if (isRestart(e)) throw e;
     const failure = readApplyError(e, { secret, redact });
     if (
       failure.immutable.length > 0 &&
@@ -82,6 +85,7 @@ async function recreate(
     }
     return { ok: true, stored: await cluster.apply(obj), recreated: immutable };
   } catch (e) {
+    if (isRestart(e)) throw e;
     const failure = readApplyError(e, { secret: isSecret(obj), redact });
     return { ok: false, ...failure, live: await readLive(cluster, obj) };
   }

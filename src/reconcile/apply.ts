@@ -19,6 +19,7 @@ import {
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import { planHooks, runHookGroup } from "./hooks.ts";
+import { isRestart } from "./lease.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
 
@@ -37,6 +38,12 @@ export interface ApplyOutcome {
   halted?: string;
   /** Jobs not applied because their TTL removed them once finished (unchangedTtlJobs). */
   finished: Set<string>;
+  /**
+   * refKeys of failed objects the API server may have stored all the same: the answer was
+   * lost or a 5xx/429 after the transport's retries (an earlier attempt may have landed), or a
+   * CRD created but not Established in time. The inventory keeps them (issue 12, kind 1).
+   */
+  uncertain: Set<string>;
 }
 
 const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
@@ -174,6 +181,7 @@ export async function applyStaged(
     existing: new Map(),
     recreated: [],
     finished: new Set(),
+    uncertain: new Set(),
   };
   const hooks = planHooks(objects);
   const first = hooks.plain.filter((o) => FIRST_STAGE.has(o.kind));
@@ -222,6 +230,8 @@ async function applyAll(
     } else {
       out.failed.set(key, { message: done.message, terminal: done.terminal });
       if (done.live) out.existing.set(key, done.live);
+      // Not surely refused, and not surely absent: the API server may have stored it.
+      if (!done.terminal && done.live !== null) out.uncertain.add(key);
     }
   }
 }
@@ -244,11 +254,14 @@ async function waitEstablished(
     }
     if (pending.length === 0) return;
     if (waited >= CRD_WAIT_MS) {
-      for (const crd of pending)
-        out.failed.set(refKey(refOf(crd)), {
+      for (const crd of pending) {
+        const key = refKey(refOf(crd));
+        out.failed.set(key, {
           message: `${describeRef(refOf(crd))} is not Established after 30s`,
           terminal: false,
         });
+        out.uncertain.add(key);
+      }
       return;
     }
     await sleep(500);
@@ -293,6 +306,7 @@ export async function restartWorkloads(
       await cluster.apply(patch, { fieldManager: "plumb-restart" });
       restarted.push(ref);
     } catch (err) {
+      if (isRestart(err)) throw err;
       failed.set(refKey(ref), err instanceof Error ? err.message : String(err));
     }
   }

@@ -68,8 +68,9 @@ describe("a sync applies only what changed (issue 14)", () => {
     expect(applied).toEqual(["cm-7"]);
     expect(kube.calls.listApps.length - listsBefore).toBe(0);
     const after = kube.requestCounts();
-    // App read, the apply, Lease acquire and release, the status write, the Applied Event.
-    expect(after.get - before.get).toBe(1);
+    // App read and its re-read under the Lease (issue 12), the apply, Lease acquire and
+    // release, the status write, the Applied Event: 1 apply + 6 other.
+    expect(after.get - before.get).toBe(2);
     expect(after.list - before.list).toBe(0);
     expect(kube.objects.get("/ConfigMap/team-a/cm-7")?.["data"]).toEqual({ value: "v2" });
     expect(status().inventory?.find((e) => e.name === "cm-7")?.hash).toMatch(/^[0-9a-f]{16}$/);

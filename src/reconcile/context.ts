@@ -47,6 +47,19 @@ export interface RunContext {
    * until pruned there (destination.ts).
    */
   readonly departed: readonly InventoryEntry[];
+  /** The App's Lease, while the run holds it (withLease); writes ensure it first. */
+  readonly lease?: LeaseHold;
+}
+
+/** A Lease a run holds (lease.ts). */
+export interface LeaseHold {
+  /**
+   * Resolves when the Lease is surely still this run's (renewing it first when due); throws
+   * LeaseLostError otherwise. Called before every write.
+   */
+  ensure(): Promise<void>;
+  /** Aborted (reason: LeaseLostError) once the Lease may be another's: writes carry it. */
+  readonly signal: AbortSignal;
 }
 
 /** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */

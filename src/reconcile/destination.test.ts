@@ -3,7 +3,7 @@
 // users see on real clusters is proven in test/e2e/remote-cluster.test.ts.
 import { describe, expect, it } from "vitest";
 import { addApp, createFakeKube, type FakeKube } from "../../test/support/fake-kube.ts";
-import { DestinationError, type SourceFile } from "../core/index.ts";
+import { DestinationError, KubeApiError, type SourceFile } from "../core/index.ts";
 import type { DestinationPort, GitPort, Ports } from "./index.ts";
 import { reconcileApp } from "./index.ts";
 
@@ -301,5 +301,133 @@ describe("remote destination", () => {
     app().metadata.annotations = { "plumb.dev/orphan-unreachable": "true" };
     expect(await reconcileApp(web, ports, at(60))).toMatchObject({ outcome: "Finalized" });
     expect(names(b).sort()).toEqual(["one", "two"]);
+  });
+
+  it("what a run may apply there is tracked on that cluster before it is applied (issue 12, kind 1)", async () => {
+    const { home, b, head, ports, app } = setup();
+    head.sha = B;
+    await reconcileApp(web, ports, t0);
+    expect(names(b)).toEqual(["one"]);
+    // Commit A adds ConfigMap two; the run's final status write fails.
+    head.sha = A;
+    const tracked: Array<Array<string | undefined>> = [];
+    const write = home.writeStatus.bind(home);
+    home.writeStatus = async (a, s) => {
+      tracked.push((s.inventory ?? []).map((e) => `${e.name}@${e.cluster}`));
+      if (tracked.length === 2) throw new KubeApiError(500, "InternalError", "etcd timeout");
+      return write(a, s);
+    };
+    const failed = await reconcileApp(web, ports, at(60));
+    expect(failed).toMatchObject({ outcome: "Failed", error: "ApiFailed: etcd timeout" });
+    expect(tracked[0]).toEqual(["one@https://b.example:6443", "two@https://b.example:6443"]);
+    expect(names(b).sort()).toEqual(["one", "two"]);
+    expect(app().status?.inventory?.map((e) => `${e.name}@${e.cluster}`)).toEqual([
+      "one@https://b.example:6443",
+      "two@https://b.example:6443",
+    ]);
+    expect(app().status?.clusters).toEqual([
+      { server: "https://b.example:6443", secretRef: { name: "to-b" } },
+    ]);
+    // The failure recorded after the final write failed does not call B's render applied.
+    expect(app().status?.objectHash).toBeUndefined();
+    home.writeStatus = write;
+    // The source drops it again: the next run prunes it on B (it was never in a final status).
+    head.sha = B;
+    expect(await reconcileApp(web, ports, at(120))).toMatchObject({ syncStatus: "Synced" });
+    expect(names(b)).toEqual(["one"]);
+    expect(names(home)).toEqual([]);
+  });
+
+  describe("a former destination's Namespace (issue 12, kind 7)", () => {
+    const NS = `apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, annotations: {plumb.dev/prune: "true"}}\n`;
+    const B_SERVER = "https://b.example:6443";
+    /** The App renders its Namespace on B; someone else put ConfigMap team-a/theirs in it. */
+    async function deployedWithNeighbour(ports: Partial<Ports>) {
+      const s = setup();
+      const commits = new Map<string, SourceFile[]>([
+        [
+          A,
+          [
+            { path: "ns.yaml", content: NS },
+            { path: "one.yaml", content: CM("one") },
+          ],
+        ],
+      ]);
+      const withNs: Ports = {
+        ...s.ports,
+        ...ports,
+        git: { resolve: async () => A, fetch: async (_s, c) => commits.get(c) ?? [] },
+      };
+      expect(await reconcileApp(web, withNs, t0)).toMatchObject({ syncStatus: "Synced" });
+      expect(s.b.objects.has("/Namespace//team-a")).toBe(true);
+      s.b.objects.set("/ConfigMap/team-a/theirs", {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "theirs", namespace: "team-a" },
+      });
+      return { ...s, ports: withNs };
+    }
+    const nsOnB = (b: FakeKube) => [...b.objects.values()].some((o) => o.kind === "Namespace");
+    const warnings = (home: FakeKube) =>
+      home.calls.emitEvent
+        .filter((e) => e.type === "Warning" && e.reason === "PruneSkipped")
+        .map((e) => e.message);
+
+    it("moving away keeps a Namespace holding others' objects, with a Warning; the App's own go", async () => {
+      const { home, b, c, ports, app, setSpec } = await deployedWithNeighbour({});
+      setSpec({ destination: { cluster: { secretRef: { name: "to-c" } } } });
+      const moved = await reconcileApp(web, ports, at(60));
+      expect(moved).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+      expect(nsOnB(b)).toBe(true);
+      expect(names(b).sort()).toEqual(["theirs"]);
+      expect(names(c)).toEqual(["one"]);
+      expect(warnings(home)).toEqual([
+        `on ${B_SERVER}: Namespace team-a is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap team-a/theirs`,
+      ]);
+      // Kept for others' sake: no longer the App's, on any cluster.
+      expect(app().status?.inventory?.filter((e) => e.cluster === B_SERVER)).toEqual([]);
+    });
+
+    it("PLUMB_ALLOW_CASCADING_PRUNE lets it go, with what was in it", async () => {
+      const { home, b, ports, setSpec } = await deployedWithNeighbour({
+        allowCascadingPrune: true,
+      });
+      setSpec({ destination: { cluster: { secretRef: { name: "to-c" } } } });
+      await reconcileApp(web, ports, at(60));
+      expect(nsOnB(b)).toBe(false);
+      expect(warnings(home)).toEqual([]);
+    });
+
+    it("what would go cannot be listed: kept in the inventory on B, pruned by the next run", async () => {
+      const { home, b, ports, app, setSpec } = await deployedWithNeighbour({});
+      b.objects.delete("/ConfigMap/team-a/theirs");
+      b.fail.listNamespaceContents = new KubeApiError(403, "Forbidden", "namespaces is forbidden");
+      setSpec({ destination: { cluster: { secretRef: { name: "to-c" } } } });
+      await reconcileApp(web, ports, at(60));
+      expect(nsOnB(b)).toBe(true);
+      expect(warnings(home)).toEqual([
+        `on ${B_SERVER}: Namespace team-a is not pruned: what deleting it would delete could not be listed (namespaces is forbidden)`,
+      ]);
+      expect(
+        app()
+          .status?.inventory?.filter((e) => e.cluster === B_SERVER)
+          .map((e) => `${e.kind}/${e.name}`),
+      ).toEqual(["Namespace/team-a"]);
+      // The render has not changed; the next run still syncs, and prunes it now it can check.
+      await reconcileApp(web, ports, at(120));
+      expect(nsOnB(b)).toBe(false);
+      expect(app().status?.inventory?.filter((e) => e.cluster === B_SERVER)).toEqual([]);
+    });
+
+    it("deleting the App: the finalizer keeps it too and says so", async () => {
+      const { home, b, ports, app } = await deployedWithNeighbour({});
+      app().metadata.deletionTimestamp = at(30).toISOString();
+      expect(await reconcileApp(web, ports, at(60))).toMatchObject({ outcome: "Finalized" });
+      expect(nsOnB(b)).toBe(true);
+      expect(names(b)).toEqual(["theirs"]);
+      expect(warnings(home)).toEqual([
+        `on ${B_SERVER}: Namespace team-a is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap team-a/theirs`,
+      ]);
+    });
   });
 });

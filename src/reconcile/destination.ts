@@ -19,12 +19,19 @@ import {
   ok,
   type Result,
 } from "../core/index.ts";
-import { type Failure, planPrune, type RunEvent, splitInventory } from "../plan/index.ts";
+import {
+  type Failure,
+  type PruneSkip,
+  planPrune,
+  type RunEvent,
+  splitInventory,
+} from "../plan/index.ts";
+import { guardCascades } from "./cascade.ts";
 import { atDestination, type RunContext } from "./context.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { ClusterPort, Ports, RemoteCluster, RequestCounts } from "./ports.ts";
-import { executePrune, pruneErrors } from "./prune.ts";
+import { executePrune, type PruneOutcome, pruneErrors } from "./prune.ts";
 
 /**
  * Step 2b: the run's context at its destination. Without spec.destination.cluster, `ctx` as
@@ -94,13 +101,23 @@ export async function pruneDeparted(ctx: RunContext, prune: boolean): Promise<De
     }
     const refs = splitInventory(entries, server).here;
     const deleted = await pruneOn(ctx, port.value, server, refs);
-    out.remaining.push(...deleted.failed.map((f) => ({ ...f.ref, ...clusterField(server) })));
+    // Failed deletes, and what the cascade guard could not check, stay (on that cluster) for
+    // the next run; what it refused for others' sake is dropped, as on the destination.
+    const stay = [...deleted.failed.map((f) => f.ref), ...deleted.kept.map((k) => k.ref)];
+    out.remaining.push(...stay.map((ref) => ({ ...ref, ...clusterField(server) })));
     if (deleted.failed.length > 0) failedDeletes.push(...pruneErrors(deleted));
     if (deleted.deleted.length > 0) {
       out.events.push({
         type: "Normal",
         reason: EventReason.Pruned,
         message: `pruned from ${where}: ${deleted.deleted.map(describeRef).join(", ")}`,
+      });
+    }
+    for (const refused of deleted.refused) {
+      out.events.push({
+        type: "Warning",
+        reason: EventReason.PruneSkipped,
+        message: `on ${where}: ${refused.reason}`,
       });
     }
   }
@@ -120,23 +137,45 @@ export async function pruneDeparted(ctx: RunContext, prune: boolean): Promise<De
   return out;
 }
 
+/** What pruneOn did on one former destination. */
+interface DepartedPrune extends PruneOutcome {
+  /** Skips to keep in the inventory (the cascade guard could not list what would go). */
+  kept: PruneSkip[];
+  /** Skips worth a Warning Event (a deletion that would take others' objects with it). */
+  refused: PruneSkip[];
+}
+
+/**
+ * Prunes `refs` on a former destination `cluster` (`server`; undefined: the cluster the App
+ * lives in) with the rules of the destination's own prune: planPrune, then guardCascades (a
+ * Namespace or CRD whose deletion takes others' objects on that cluster is kept; issue 12,
+ * kind 7), every delete fenced by the run's Lease (executePrune; issue 12, kind 5).
+ */
 async function pruneOn(
   ctx: RunContext,
   cluster: ClusterPort,
   server: string | undefined,
   refs: readonly ObjectRef[],
-) {
+): Promise<DepartedPrune> {
   const live = await listLive(refs, ctx.ref, cluster);
   const owners = await claimedByOthers(ctx, server);
-  const plan = planPrune({
-    inventory: refs,
-    desired: [],
-    live,
-    claimedByOthers: new Set(owners.keys()),
-    claimants: owners,
-    app: ctx.ref,
-  });
-  return executePrune({ ...ctx, cluster }, plan);
+  const there = { ...ctx, cluster, inventory: refs };
+  const plan = await guardCascades(
+    there,
+    planPrune({
+      inventory: refs,
+      desired: [],
+      live,
+      claimedByOthers: new Set(owners.keys()),
+      claimants: owners,
+      app: ctx.ref,
+    }),
+  );
+  return {
+    ...(await executePrune(there, plan)),
+    kept: plan.skip.filter((s) => s.keep),
+    refused: plan.skip.filter((s) => s.warn),
+  };
 }
 
 /** Entries grouped by cluster (undefined: the cluster the App lives in), in first-seen order. */

@@ -4,7 +4,6 @@ import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
 import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
-import { withLease } from "./lease.ts";
 import type { Desired } from "./source.ts";
 import { adopting, prepareTakeover } from "./takeover.ts";
 
@@ -16,7 +15,7 @@ export interface Correction {
 
 /**
  * Re-applies the desired form of each drifted object (server-side apply, forced: plumb's
- * fields return to plumb), under the App's Lease.
+ * fields return to plumb). The caller holds the App's Lease (`ctx` from withLease).
  */
 export async function correctDrift(
   ctx: RunContext,
@@ -27,11 +26,9 @@ export async function correctDrift(
   const byKey = new Map(forms.objects.map((o) => [refKey(refOf(o)), o]));
   const objects = drift.map((d) => byKey.get(refKey(d))).filter((o) => o !== undefined);
   // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones,
-  // and an adopting App keeps its workloads' live selectors.
-  const outcome = await withLease(ctx.app, ctx.ports, async () => {
-    const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
-    return applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
-  });
+  // and an adopting App keeps its workloads' live selectors. The caller holds the Lease.
+  const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
+  const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   return {
     applied: new Set(outcome.applied.keys()),
     event: {

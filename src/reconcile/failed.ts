@@ -1,6 +1,6 @@
 // A step failed: keep the inventory and resources, record the failure, keep watching health.
 import type { Operation } from "../app/index.ts";
-import { FailureReason, refKey } from "../core/index.ts";
+import { FailureReason, KubeApiError, refKey } from "../core/index.ts";
 import { assessSet } from "../health/index.ts";
 import {
   type Failure,
@@ -8,6 +8,7 @@ import {
   type RunEvent,
   type RunOutcome,
   resourceStatus,
+  splitInventory,
 } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import { listLive } from "./observe.ts";
@@ -52,4 +53,34 @@ export async function failedOutcome(
     });
   }
   return out;
+}
+
+/**
+ * The outcome of a run stopped by an error it did not expect — a request to the Kubernetes API
+ * that still failed after the transport's retries (ApiFailed), or a bug (InternalError) — so
+ * the failure is recorded in status and a Warning Event instead of nowhere (issue 12, kind 2).
+ * No further reads: everything but the failure is the stored status, whose inventory includes
+ * what the run may have applied (trackInventory wrote it before applying), on every cluster. A pending operation
+ * stays pending: the next run tries it again.
+ */
+export function abortedOutcome(ctx: RunContext, error: unknown): RunOutcome {
+  const stored = ctx.app.status ?? {};
+  const failure: Failure = {
+    reason: error instanceof KubeApiError ? FailureReason.ApiFailed : FailureReason.InternalError,
+    message: error instanceof Error ? error.message : String(error),
+    stalled: false,
+    transient: true,
+  };
+  // As stored (trackInventory may have added to it), split as the run sees it (issue 15).
+  const { here, elsewhere } = splitInventory(stored.inventory ?? [], ctx.destination?.server);
+  return {
+    inventory: here,
+    departed: elsewhere,
+    resources: stored.resources ?? [],
+    health: { status: stored.healthStatus ?? "Unknown", reason: stored.healthReason ?? "" },
+    syncStatus: stored.syncStatus ?? "Unknown",
+    ...(stored.drift ? { drift: stored.drift } : {}),
+    failure,
+    events: [{ type: "Warning", reason: failure.reason, message: failure.message }],
+  };
 }

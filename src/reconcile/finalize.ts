@@ -1,18 +1,23 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER, validateSpec } from "../app/index.ts";
-import { EventReason, FailureReason } from "../core/index.ts";
-import { planPrune } from "../plan/index.ts";
+import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
+import { planPrune, type RunEvent } from "../plan/index.ts";
+import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
+import { abortedOutcome } from "./failed.ts";
+import { withLease } from "./lease.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import { executePrune, pruneErrors } from "./prune.ts";
 import { type RunLine, recordRun } from "./record.ts";
+import { isRecordable } from "./settle.ts";
 
 /**
  * With syncPolicy.prune (the default), prunes every inventory object no other App claims
- * (never a Namespace, PVC or CRD unless opted in), then removes the finalizer; with
+ * (never a Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion
+ * takes others' objects with it: kept with a Warning Event), then removes the finalizer; with
  * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
@@ -22,19 +27,50 @@ import { type RunLine, recordRun } from "./record.ts";
  * rendered by team-a/demo-b". Objects on other clusters (a remote destination, issue 15) are
  * pruned there first; a cluster that cannot be reached keeps the finalizer
  * (DestinationUnreachable, retried with backoff) unless the App is annotated
- * plumb.dev/orphan-unreachable: "true".
+ * plumb.dev/orphan-unreachable: "true". Under the App's Lease, as every write to objects is; a
+ * request that fails for good is recorded (ApiFailed) and the finalizer kept.
  */
 export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return { app: ctx.id, outcome: "Finalized" };
   const spec = validateSpec(ctx.app.spec);
-  const prune = spec.ok ? spec.value.syncPolicy.prune : true;
+  const interval = spec.ok ? spec.value.interval : "5m";
+  const body = async (leased: RunContext) => {
+    try {
+      return await finalize(leased, spec.ok ? spec.value.syncPolicy.prune : true, interval);
+    } catch (e) {
+      if (!isRecordable(e)) throw e;
+      return recordRun(leased, interval, abortedOutcome(leased, e));
+    }
+  };
+  try {
+    return await withLease(ctx, body);
+  } catch (e) {
+    // In a terminating namespace no Lease can be created (NamespaceLifecycle admission: 403),
+    // by this run or any other, so none can be applying: finalize without it.
+    if (e instanceof KubeApiError && e.status === 403 && (await terminating(ctx))) return body(ctx);
+    throw e;
+  }
+}
+
+/** The App's namespace is being deleted (status.phase Terminating). */
+async function terminating(ctx: RunContext): Promise<boolean> {
+  const ns = await ctx.ports.kube.get({
+    apiVersion: "v1",
+    kind: "Namespace",
+    name: ctx.ref.namespace,
+  });
+  return (ns?.["status"] as { phase?: string } | undefined)?.phase === "Terminating";
+}
+
+async function finalize(ctx: RunContext, prune: boolean, interval: string): Promise<RunLine> {
+  const finalizers = ctx.app.metadata.finalizers ?? [];
   const inventory = prune ? ctx.inventory : [];
   // Objects on other clusters first, through the Secrets status.clusters records (issue 15).
   const departed = await pruneDeparted(ctx, prune);
   if (departed.failure) {
     const { failure } = departed;
-    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+    return recordRun(ctx, interval, {
       inventory: [...ctx.inventory],
       departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
@@ -47,32 +83,36 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
       ],
     });
   }
+  // What was done or kept there (Pruned, PruneSkipped), where `kubectl describe app` shows it.
+  for (const event of departed.events) await emit(ctx, event);
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
-    const plan = planPrune({
-      inventory,
-      desired: [],
-      live,
-      claimedByOthers: new Set(owners.keys()),
-      claimants: owners,
-      app: ctx.ref,
-    });
+    const plan = await guardCascades(
+      ctx,
+      planPrune({
+        inventory,
+        desired: [],
+        live,
+        claimedByOthers: new Set(owners.keys()),
+        claimants: owners,
+        app: ctx.ref,
+      }),
+    );
     const done = await executePrune(ctx, plan);
-    // What another App renders too stays; say so where `kubectl describe app` shows it.
-    for (const skip of plan.skip.filter((s) => s.claimed)) {
-      await ctx.ports.kube
-        .emitEvent(ctx.app, {
-          type: "Normal",
-          reason: EventReason.PruneSkipped,
-          message: skip.reason,
-        })
-        .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
+    // What another App renders too stays (a Normal Event naming it), as does what would take
+    // others' objects with it (a Warning): say so where `kubectl describe app` shows it.
+    for (const skip of plan.skip.filter((s) => s.claimed || s.warn)) {
+      await emit(ctx, {
+        type: skip.warn ? "Warning" : "Normal",
+        reason: EventReason.PruneSkipped,
+        message: skip.reason,
+      });
     }
     if (done.failed.length > 0) {
       const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
-      return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+      return recordRun(ctx, interval, {
         inventory: done.failed.map((f) => f.ref),
         departed: departed.remaining,
         resources: ctx.prev.resources ?? [],
@@ -87,7 +127,7 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
   const dnsError = prune ? await removeDnsRecords(ctx) : undefined;
   if (dnsError) {
     const failure = { reason: FailureReason.PruneFailed, message: dnsError, stalled: false };
-    return recordRun(ctx, spec.ok ? spec.value.interval : "5m", {
+    return recordRun(ctx, interval, {
       inventory: [],
       departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
@@ -97,9 +137,21 @@ export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
       events: [{ type: "Warning", reason: failure.reason, message: dnsError }],
     });
   }
+  await ctx.lease?.ensure();
   await ctx.ports.kube.setFinalizers(
     ctx.app,
     finalizers.filter((f) => f !== FINALIZER),
+    ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
   return { app: ctx.id, outcome: "Finalized" };
+}
+
+/** One Event on the App, redacted; a failure to emit it is logged, never the run's. */
+async function emit(ctx: RunContext, event: RunEvent): Promise<void> {
+  await ctx.ports.kube
+    .emitEvent(ctx.app, {
+      ...event,
+      message: ctx.ports.redactor?.redact(event.message) ?? event.message,
+    })
+    .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
 }

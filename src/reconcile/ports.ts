@@ -30,9 +30,30 @@ export interface ResourceInfo {
   namespaced: boolean;
 }
 
+/** What an attempt to take a Lease found. */
+export type LeaseClaim =
+  | { acquired: true }
+  | {
+      acquired: false;
+      /** holderIdentity of the Lease now. */
+      holder: string;
+      /** When the holder's Lease expires unless renewed (renewTime + leaseDurationSeconds). */
+      expiresAt: Date;
+    };
+
 /** Kubernetes API verbs counted per run (client-go's request metrics use the same names). */
 export type Verb = "get" | "list" | "create" | "update" | "patch" | "delete";
 export type RequestCounts = Record<Verb, number>;
+
+/** Options of a write a run makes under its Lease. */
+export interface WriteOptions {
+  /**
+   * Aborted when the run may no longer write (its Lease may have passed to another run): the
+   * request is not sent, nor sent again by a retry; the abort's reason (LeaseLostError) is
+   * thrown.
+   */
+  signal?: AbortSignal;
+}
 
 /**
  * The cluster an App's objects go to (its destination): discovery, server-side apply, reads
@@ -44,7 +65,7 @@ export interface ClusterPort {
   /** Server-side apply (field manager plumb unless given, force). Returns the object the server stored. */
   apply(
     obj: KubeObject,
-    options?: { dryRun?: boolean; fieldManager?: string },
+    options?: { dryRun?: boolean; fieldManager?: string } & WriteOptions,
   ): Promise<KubeObject>;
   /** The object, or undefined when it does not exist. */
   get(ref: ObjectRef): Promise<KubeObject | undefined>;
@@ -56,7 +77,7 @@ export interface ClusterPort {
     namespace?: string,
   ): Promise<KubeObject[]>;
   /** Deletes with background propagation. "gone" when it was already absent. */
-  delete(ref: ObjectRef): Promise<"deleted" | "gone">;
+  delete(ref: ObjectRef, options?: WriteOptions): Promise<"deleted" | "gone">;
   /**
    * Replaces metadata.managedFields of the object (a JSON patch that also replaces
    * resourceVersion, so a changed object is a 409 Conflict: client-go csaupgrade's patch).
@@ -66,9 +87,16 @@ export interface ClusterPort {
     ref: ObjectRef,
     managedFields: ManagedFieldsEntry[],
     resourceVersion: string,
+    options?: WriteOptions,
   ): Promise<KubeObject>;
   /** Server version and served API versions (Helm's .Capabilities), from discovery. */
   capabilities?(): Promise<ClusterCapabilities>;
+  /**
+   * Every object in `namespace` of every namespaced kind the API server lists (metadata only;
+   * Events left out): what deleting the Namespace would delete with it. Throws KubeApiError
+   * when any list fails (a kind plumb may not list included).
+   */
+  listNamespaceContents(namespace: string): Promise<KubeObject[]>;
 }
 
 /**
@@ -91,9 +119,9 @@ export interface KubePort extends ClusterPort {
     continueToken?: string,
   ): Promise<{ rows: AppRow[]; continue?: string }>;
   /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
-  setFinalizers(app: App, finalizers: string[]): Promise<App>;
+  setFinalizers(app: App, finalizers: string[], options?: WriteOptions): Promise<App>;
   /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
-  writeStatus(app: App, status: AppStatus): Promise<App>;
+  writeStatus(app: App, status: AppStatus, options?: WriteOptions): Promise<App>;
   /** Writes spec.operation (used by the HTTP API). */
   setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
   /** A Secret's data, base64-decoded, or undefined when absent. */
@@ -104,16 +132,31 @@ export interface KubePort extends ClusterPort {
     event: { type: "Normal" | "Warning"; reason: string; message: string },
   ): Promise<void>;
   /**
-   * Takes or renews the coordination.k8s.io/v1 Lease `name` in `namespace` for `holder`.
-   * @returns false when another holder has an unexpired lease.
+   * Takes the coordination.k8s.io/v1 Lease `name` in `namespace` for `holder` when no one holds
+   * it, it is expired (renewTime + leaseDurationSeconds < now) or `holder` already holds it.
+   * @returns `{acquired: false}` with the current holder and when its Lease expires otherwise
    */
   acquireLease(
     namespace: string,
     name: string,
     holder: string,
     durationSeconds: number,
+  ): Promise<LeaseClaim>;
+  /**
+   * Renews a Lease this port acquired for `holder` (renewTime = now), conditional on the
+   * version it holds.
+   * @returns false when the Lease is no longer `holder`'s (taken over, deleted)
+   */
+  renewLease(
+    namespace: string,
+    name: string,
+    holder: string,
+    durationSeconds: number,
   ): Promise<boolean>;
-  /** Releases the lease if `holder` still holds it. */
+  /**
+   * Releases the Lease if `holder` still holds the version this port acquired or renewed
+   * (a Lease taken over since stays). Throws KubeApiError when the API server fails.
+   */
   releaseLease(namespace: string, name: string, holder: string): Promise<void>;
   /** Requests made so far, by verb. */
   requestCounts(): RequestCounts;
@@ -263,8 +306,18 @@ export interface Ports {
   inventories?: InventoryIndex;
   /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
   destinations?: DestinationPort;
+  /**
+   * Cluster-wide policy: an App may prune a Namespace or CRD (opted in with plumb.dev/prune)
+   * even when that deletes objects that are not the App's (issue 12, kind 7). Off by default.
+   */
+  allowCascadingPrune?: boolean;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * Milliseconds since the epoch, for deadlines such as a Lease's (injected so tests can move
+   * time; Date.now when absent). The run's `now` stays fixed; this clock moves.
+   */
+  clock?: () => number;
   /** Logger for operators; never given secrets. */
   log?: (entry: Record<string, unknown>) => void;
   /**

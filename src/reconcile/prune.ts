@@ -3,7 +3,9 @@
 import type { AppSpec } from "../app/index.ts";
 import { describeRef, type ObjectRef, refKey } from "../core/index.ts";
 import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
+import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
+import { isRestart } from "./lease.ts";
 import { listLive } from "./observe.ts";
 
 export interface PruneOutcome {
@@ -21,6 +23,7 @@ export async function executePrune(ctx: RunContext, plan: PrunePlan): Promise<Pr
       await ctx.cluster.delete(ref);
       out.deleted.push(ref);
     } catch (e) {
+      if (isRestart(e)) throw e;
       out.failed.push({ ref, message: e instanceof Error ? e.message : String(e) });
     }
   }
@@ -42,7 +45,8 @@ export interface StaleOutcome extends PruneOutcome {
 /**
  * Prunes what the last inventory has and `desired` lacks (planPrune's rules: never what another
  * App owns, never what is no longer labelled as ours, never a Namespace, PVC or CRD unless
- * annotated). With syncPolicy.prune false nothing is deleted and the live ones are reported.
+ * annotated; then guardCascades: never a Namespace or CRD whose deletion takes others' objects
+ * with it). With syncPolicy.prune false nothing is deleted and the live ones are reported.
  * Reads: one list per kind of the stale objects.
  */
 export async function pruneStale(
@@ -59,14 +63,17 @@ export async function pruneStale(
     out.unpruned = candidates.filter((r) => live.has(refKey(r)));
     return out;
   }
-  const plan = planPrune({
-    inventory: candidates,
-    desired,
-    live,
-    claimedByOthers: new Set(owners.keys()),
-    claimants: owners,
-    app: ctx.ref,
-  });
+  const plan = await guardCascades(
+    ctx,
+    planPrune({
+      inventory: candidates,
+      desired,
+      live,
+      claimedByOthers: new Set(owners.keys()),
+      claimants: owners,
+      app: ctx.ref,
+    }),
+  );
   return { ...(await executePrune(ctx, plan)), skipped: plan.skip, unpruned: [] };
 }
 

@@ -10,7 +10,6 @@ import {
   formatIssues,
   GateReason,
   type Issue,
-  KubeApiError,
   type NamespacedName,
   nameOf,
   ok,
@@ -32,6 +31,7 @@ import {
   placeInventory,
   type RunOutcome,
   refuseEmptyRender,
+  retryLeftovers,
   staleRefs,
   unchangedObjects,
 } from "../plan/index.ts";
@@ -39,23 +39,29 @@ import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
 import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
-import { correctDrift } from "./drift.ts";
-import { failedOutcome } from "./failed.ts";
+import { type Correction, correctDrift } from "./drift.ts";
+import { abortedOutcome, failedOutcome } from "./failed.ts";
 import { finalizeApp } from "./finalize.ts";
 import { checkHosts } from "./hosts.ts";
-import { LeaseBusyError, withLease } from "./lease.ts";
+import { isRestart, withLease } from "./lease.ts";
 import { finishedHealth, observe } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import { keepStale, pruneStale } from "./prune.ts";
 import { type RunLine, type RunResult, recordRun } from "./record.ts";
+import { redactingPorts } from "./redaction.ts";
 import { rejectHeld } from "./reject.ts";
+import { type Cursor, isConflict, isRecordable, settle } from "./settle.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
+import { trackInventory } from "./track.ts";
 
 export type { RunOptions } from "./context.ts";
 export type { RunResult } from "./record.ts";
 
-/** Runs of one call: a conflicting status write or a busy Lease starts the run over. */
+/**
+ * Runs of one call: a conflicting status write, a busy or lost Lease, or an App that changed
+ * while the run waited for its Lease starts the run over.
+ */
 const MAX_ATTEMPTS = 3;
 /** spec.interval of an App whose spec does not validate. */
 const DEFAULT_INTERVAL = "5m";
@@ -64,9 +70,13 @@ const MAX_NAME = 63;
 
 /**
  * Reconciles App `namespace/name` once. Stateless: safe to run from a webhook, a cron tick and
- * a queue message at the same time — applies happen under a per-App Lease, and the status
- * write is conditional on the resourceVersion read at the start (a conflict re-runs, up to 3
- * times in all).
+ * a queue message at the same time — writes to objects and the status write that follows
+ * them happen under a per-App Lease taken after the run re-read the App (withLease), and
+ * every status write is conditional on the resourceVersion the run holds (a conflict re-runs,
+ * up to 3 times in all). A run that fails records its failure in status and a Warning Event,
+ * also when a request to the API server fails for good (issue 12, kind 2). Everything the run
+ * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
+ * learns the run's source credentials and the values of the Secrets it renders (kind 6).
  * @param now the run's clock (every time written to status derives from it)
  * @param options what the trigger knows: a full comparison owed (its slot came, or a person
  *   asked for the run: the CLI on one App, `--force`, issue 9), a revision already resolved
@@ -76,10 +86,11 @@ const MAX_NAME = 63;
  */
 export async function reconcileApp(
   ref: NamespacedName,
-  ports: Ports,
+  given: Ports,
   now: Date,
   options: RunOptions = {},
 ): Promise<RunResult> {
+  const ports = redactingPorts(given);
   const before = ports.kube.requestCounts();
   const remotes = countingRemotes(ports);
   let line: RunLine = { app: nameOf(ref), outcome: "Failed", error: "not run" };
@@ -94,8 +105,7 @@ export async function reconcileApp(
         error: e instanceof Error ? e.message : String(e),
         retryable: true,
       };
-      const again = e instanceof LeaseBusyError || (e instanceof KubeApiError && e.status === 409);
-      if (!again) break;
+      if (!isRestart(e) && !isConflict(e)) break;
       ports.log?.({ app: nameOf(ref), msg: "retrying after a concurrent change", attempt });
     }
   }
@@ -103,10 +113,13 @@ export async function reconcileApp(
   for (const [verb, n] of Object.entries(remotes.counts())) {
     requests[verb as keyof RequestCounts] += n;
   }
-  return { ...line, requests };
+  return ports.redactor.redactValue({ ...line, requests });
 }
 
-/** The checklist. Every path ends in recordRun, the only status write of a run. */
+/**
+ * Step 1, then the checklist. Every path ends in recordRun; an error no step expected is
+ * recorded as the run's failure (isRecordable) from the context reached.
+ */
 async function runOnce(
   ref: NamespacedName,
   ports: Ports,
@@ -114,14 +127,32 @@ async function runOnce(
   options: RunOptions,
 ): Promise<RunLine> {
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
-  let app = await ports.kube.getApp(ref.namespace, ref.name);
+  const app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
   if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now, options));
-  const finalizers = app.metadata.finalizers ?? [];
-  if (!finalizers.includes(FINALIZER)) {
-    app = await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]);
+  let home = runContext(app, ports, now, options);
+  try {
+    const finalizers = app.metadata.finalizers ?? [];
+    if (!finalizers.includes(FINALIZER)) {
+      home = runContext(
+        await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]),
+        ports,
+        now,
+        options,
+      );
+    }
+    return await checklist(home);
+  } catch (e) {
+    if (!isRecordable(e)) throw e;
+    const spec = validateApp(home);
+    const interval = spec.ok ? spec.value.interval : DEFAULT_INTERVAL;
+    return recordRun(home, interval, abortedOutcome(home, e));
   }
-  const home = runContext(app, ports, now, options);
+}
+
+/** Steps 2–10 for an App that exists and is not being deleted (`home`: its own cluster). */
+async function checklist(home: RunContext): Promise<RunLine> {
+  const { app, now } = home;
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
   const spec = validateApp(home);
@@ -174,12 +205,23 @@ async function runOnce(
   const found = head.ok ? { ...observed, observedObjectHash: head.value.objectHash } : observed;
 
   // 6. Gates: freeze, a pending operation, requiresApproval, automated, sync windows.
-  const decision = decide(
+  const gates = decide(
     spec.value,
     ctx.prev,
     { revision, objectHash: head.ok ? head.value.objectHash : (ctx.prev.objectHash ?? "") },
     now,
   );
+  //    Up to date, but a delete failed or objects wait on a former destination: sync again.
+  const decision = head.ok
+    ? retryLeftovers({
+        decision: gates,
+        spec: spec.value,
+        revision,
+        inventory: ctx.inventory,
+        desired: head.value.objects.map(refOf),
+        departed: ctx.departed.length,
+      })
+    : gates;
   switch (decision.action) {
     case "hold": {
       // Stage the revision for approval: a preview of what approving does, nothing applied.
@@ -207,8 +249,9 @@ async function runOnce(
     }
     case "restart": {
       // A Restart operation: annotate the workloads' pod templates, then observe.
-      const outcome = await withLease(ctx.app, ports, () => restart(ctx, decision));
-      return recordRun(ctx, interval, { ...outcome, ...found });
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, (cursor) => restart(cursor.ctx, decision)),
+      );
     }
     case "none": {
       // 8. Observe health and compare live with desired (drift). A held revision is still a
@@ -229,29 +272,43 @@ async function runOnce(
         !spec.value.freeze &&
         !decision.operation;
       const heal = wantsHeal && !decision.window;
-      const corrected = heal ? await correctDrift(ctx, desired, seen.comparison.drift) : undefined;
-      const outcome = observedOutcome({
-        prev: ctx.prev,
-        inventory: seen.inventory,
-        desired,
-        comparison: seen.comparison,
-        health: seen.health,
-        corrected,
-        syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
-      });
-      if (decision.operation) refuseOperation(ctx, outcome, decision);
-      const { window } = decision;
-      if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
-        outcome.syncWindow = window;
-      }
       // DNS follows what is applied: re-checked on each full run while that is the desired set.
       const applied =
         desired !== undefined &&
         !spec.value.freeze &&
         desired.revision === ctx.prev.revision &&
         desired.objectHash === ctx.prev.objectHash;
-      const dns = applied ? await syncDns(ctx, desired.objects) : undefined;
-      return recordRun(ctx, interval, { ...withDns(outcome, dns), ...found });
+      const dnsDue = applied && ctx.ports.dns !== undefined;
+      const record = async (c: RunContext, corrected?: Correction) => {
+        const outcome = observedOutcome({
+          prev: c.prev,
+          inventory: seen.inventory,
+          desired,
+          comparison: seen.comparison,
+          health: seen.health,
+          corrected,
+          syncStatus: waiting ? "Held" : rejected ? "OutOfSync" : undefined,
+        });
+        if (decision.operation) refuseOperation(c, outcome, decision);
+        const { window } = decision;
+        if (window && (decision.reason === GateReason.OutsideSyncWindow || wantsHeal)) {
+          outcome.syncWindow = window;
+        }
+        const dns = dnsDue && desired ? await syncDns(c, desired.objects) : undefined;
+        return withDns(outcome, dns);
+      };
+      if (!(heal || dnsDue) || desired === undefined) {
+        return recordRun(ctx, interval, { ...(await record(ctx)), ...found });
+      }
+      // Re-applying and DNS records are writes: under the Lease, recorded before its release.
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, async (cursor) =>
+          record(
+            cursor.ctx,
+            heal ? await correctDrift(cursor.ctx, desired, seen.comparison.drift) : undefined,
+          ),
+        ),
+      );
     }
     case "apply": {
       // The decision may name another revision than the head (Rollback, Approve): render it.
@@ -272,10 +329,11 @@ async function runOnce(
         target = other.value;
       }
       const source = { revision, objectHash: head.ok ? head.value.objectHash : undefined };
-      const outcome = await withLease(ctx.app, ports, () =>
-        sync(ctx, spec.value, target, decision, source),
+      return withLease(ctx, (leased) =>
+        settle(leased, interval, found, (cursor) =>
+          sync(cursor, spec.value, target, decision, source),
+        ),
       );
-      return recordRun(ctx, interval, { ...outcome, ...found });
     }
   }
 }
@@ -314,11 +372,12 @@ async function renderHead(
 }
 
 /**
- * Steps 7–8 under the App's Lease: apply the target (exact ownership: one list of Apps), prune
- * what the last inventory has and the target lacks, and take health from the apply responses.
+ * Steps 7–8 under the App's Lease: track what the apply may create (trackInventory), apply the
+ * target (exact ownership: one list of Apps), prune what the last inventory has and the target
+ * lacks, and take health from the apply responses.
  */
 async function sync(
-  ctx: RunContext,
+  cursor: Cursor,
   spec: AppSpec,
   target: Desired,
   decision: Extract<Decision, { action: "apply" }>,
@@ -326,35 +385,44 @@ async function sync(
 ): Promise<RunOutcome> {
   // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest) what changed: an
   //    object in the form last applied and seen live and as desired is left alone (issue 14).
-  //    A host another Ingress serves: nothing. The other Apps' inventories are read only when
-  //    an object is new to this one, a Namespace, or pruned.
   //    An operation (Sync, Deploy, Rollback, Approve: a person asked) applies the whole desired
-  //    state again, as Argo CD's sync does.
+  //    state again, as Argo CD's sync does. A host another Ingress serves: nothing. The other
+  //    Apps' inventories are read only when an object is new to this one, a Namespace, or
+  //    pruned. What the apply may create is tracked in status first (trackInventory).
   const unchanged = decision.operation
     ? new Map<string, { status: HealthStatus; message?: string }>()
     : unchangedObjects(target.objects, target.hashes, {
-        inventory: ctx.inventory,
-        resources: ctx.prev.resources,
-        drift: ctx.prev.drift,
+        inventory: cursor.ctx.inventory,
+        resources: cursor.ctx.prev.resources,
+        drift: cursor.ctx.prev.drift,
       });
   const changed = target.objects.filter((o) => !unchanged.has(refKey(refOf(o))));
   const skip = new Set(unchanged.keys());
-  const hostConflict = await checkHosts(ctx, changed);
-  if (hostConflict) return failedOutcome(ctx, hostConflict, { operation: decision.operation });
+  const hostConflict = await checkHosts(cursor.ctx, changed);
+  if (hostConflict) {
+    return failedOutcome(cursor.ctx, hostConflict, { operation: decision.operation });
+  }
   //    A former destination first: prune what the App left there, or refuse (issue 15).
-  const departed = await pruneDeparted(ctx, spec.syncPolicy.prune);
+  const departed = await pruneDeparted(cursor.ctx, spec.syncPolicy.prune);
   if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
-    const outcome = await failedOutcome(ctx, departed.failure, { operation: decision.operation });
+    const outcome = await failedOutcome(cursor.ctx, departed.failure, {
+      operation: decision.operation,
+    });
     return {
       ...outcome,
       departed: departed.remaining,
       events: [...departed.events, ...outcome.events],
     };
   }
-  const stale = staleRefs(ctx.inventory, target.objects.map(refOf));
-  const owners = needsOwners(changed, ctx.inventory, stale)
-    ? await claimedByOthers(ctx)
+  const stale = staleRefs(cursor.ctx.inventory, target.objects.map(refOf));
+  const owners = needsOwners(changed, cursor.ctx.inventory, stale)
+    ? await claimedByOthers(cursor.ctx)
     : new Map<string, string[]>();
+  const toApply = changed
+    .map(refOf)
+    .filter((ref) => ref.kind === "Namespace" || !owners.has(refKey(ref)));
+  cursor.ctx = await trackInventory(cursor.ctx, toApply);
+  const ctx = cursor.ctx;
   const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes, skip);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
   //    when a pre-sync hook stopped the apply.
@@ -388,6 +456,7 @@ async function sync(
     previous: ctx.inventory,
     applied: applied.applied,
     failed: applied.failed,
+    uncertain: applied.uncertain,
     prune,
     health,
     now: ctx.now,

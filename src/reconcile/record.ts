@@ -1,7 +1,8 @@
 // Step 10, record: the one place that writes an App's status. Composes it from what the steps
 // found, writes it (only when it changed, conditional on the resourceVersion read at the
 // start), emits the run's Events and announces transitions.
-import type { HealthStatus, SyncStatus } from "../app/index.ts";
+import type { App, AppStatus, HealthStatus, SyncStatus } from "../app/index.ts";
+import { canonicalJson, KubeApiError, transientStatus } from "../core/index.ts";
 import {
   clusterRecords,
   composeStatus,
@@ -15,6 +16,7 @@ import {
 } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { RequestCounts } from "./ports.ts";
+import { redactStatus } from "./redaction.ts";
 import { announceAndRedeliver } from "./redeliver.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
@@ -43,12 +45,33 @@ export interface RunResult {
 export type RunLine = Omit<RunResult, "requests">;
 
 /**
- * Writes the App's status from `outcome` (composeStatus), if it differs from the last one in
+ * Thrown when a run's status write failed (after the transport's retries): the run's failure,
+ * if any, went to a Warning Event instead (best effort); the caller reports it and stops.
+ */
+export class StatusNotWrittenError extends Error {
+  constructor(cause: unknown) {
+    super(`status not written: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = "StatusNotWrittenError";
+  }
+}
+
+/** Attempts of an Event (a create: the transport does not resend it after a 5xx). */
+const EVENT_ATTEMPTS = 3;
+/** Writes of one status when the API server answers 409 but the App did not change. */
+const STATUS_ATTEMPTS = 3;
+
+/**
+ * Writes the App's status from `outcome` (composeStatus), if it differs from the stored one in
  * anything but the run's own time (a steady run writes nothing, issue 14); then emits the
- * outcome's Events (a failure to emit is logged, never fatal) and announces transitions to
- * Slack, after redelivering what earlier runs could not send (announceAndRedeliver). A status
- * write that conflicts (409: another run wrote first) throws, and the caller runs again from a
- * fresh read.
+ * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
+ * announces transitions to Slack, after redelivering what earlier runs could not send
+ * (announceAndRedeliver). The write is conditional on the resourceVersion the run holds
+ * (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
+ * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
+ * and StatusNotWrittenError is thrown (issue 12, kind 2: no failed run goes unrecorded).
+ * Status, Events and the line are redacted with `ctx.ports.redactor` (issue 12, kind 6).
  * @param interval spec.interval (the schedule of the next run)
  */
 export async function recordRun(
@@ -71,17 +94,35 @@ export async function recordRun(
     generation: ctx.app.metadata.generation,
     interval,
   };
-  const composed = composeStatus(ctx.prev, record);
+  const redactor = ctx.ports.redactor;
+  const redact = (text: string) => redactor?.redact(text) ?? text;
+  const composed = redactStatus(composeStatus(ctx.prev, record), redactor);
+  // trackInventory cleared status.objectHash before applying: only a run that recorded the
+  // whole set it applied sets it again — not a failure recorded from the status read before
+  // (abortedOutcome), which would call the tracked objects the render last applied (kind 1).
+  if (ctx.app.status?.objectHash === undefined && record.applied?.objectHash === undefined) {
+    delete composed.objectHash;
+  }
   const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
   const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
-  const changed = statusChanged(ctx.prev, status);
+  // Compared with the stored status: the run may have written one already (trackInventory).
+  const changed = statusChanged(ctx.app.status ?? {}, status);
   let written = ctx.app;
   if (changed) {
-    written = await ctx.ports.kube.writeStatus(ctx.app, status);
+    try {
+      written = await writeStatusChecked(ctx, status);
+    } catch (e) {
+      if (!(e instanceof KubeApiError) || e.status === 409 || !record.failure) throw e;
+      const failure = record.failure;
+      await emit(ctx, {
+        type: "Warning",
+        reason: failure.reason,
+        message: redact(`${failure.message} (status not written: ${e.message})`),
+      });
+      throw new StatusNotWrittenError(e);
+    }
     for (const event of events) {
-      await ctx.ports.kube
-        .emitEvent(ctx.app, event)
-        .catch((e) => ctx.ports.log?.({ msg: "event failed", error: String(e) }));
+      await emit(ctx, { ...event, message: redact(event.message) }, written);
     }
   }
   // Slack: this run's transitions, after any that earlier runs could not deliver.
@@ -90,8 +131,69 @@ export async function recordRun(
   if (status.syncStatus) line.syncStatus = status.syncStatus;
   if (status.healthStatus) line.healthStatus = status.healthStatus;
   if (status.revision) line.revision = status.revision;
-  if (record.failure) line.error = `${record.failure.reason}: ${record.failure.message}`;
+  if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
   const followUp = followUpSeconds(status);
   if (followUp !== undefined) line.followUpSeconds = followUp;
   return line;
+}
+
+/**
+ * Replaces the App's status with `status`, conditional on the resourceVersion of `ctx.app`,
+ * after ensuring the run's Lease when it holds one (a run that outlived its Lease writes
+ * nothing: LeaseLostError). A 409 is looked into before it is believed: the App is read, and
+ * when it already carries this status (a resent write whose first answer was lost) that is
+ * the result; when its resourceVersion is still the run's (the 409 did not come from another
+ * writer) the write is sent again, up to STATUS_ATTEMPTS; otherwise the 409 is thrown.
+ * @returns the App as stored after the write
+ */
+export async function writeStatusChecked(ctx: RunContext, status: AppStatus): Promise<App> {
+  const kube = ctx.ports.kube;
+  for (let attempt = 1; ; attempt++) {
+    await ctx.lease?.ensure();
+    try {
+      return await kube.writeStatus(
+        ctx.app,
+        status,
+        ctx.lease ? { signal: ctx.lease.signal } : undefined,
+      );
+    } catch (e) {
+      if (!(e instanceof KubeApiError) || e.status !== 409 || attempt >= STATUS_ATTEMPTS) throw e;
+      const fresh = await kube.getApp(ctx.ref.namespace, ctx.ref.name);
+      if (fresh?.status && sameRecord(fresh.status, status)) return fresh;
+      if (fresh?.metadata.resourceVersion !== ctx.app.metadata.resourceVersion) throw e;
+      ctx.ports.log?.({ app: ctx.id, msg: "status write conflicted with no change; again" });
+    }
+  }
+}
+
+/** The stored status is the one written: same run time, revision and inventory. */
+function sameRecord(stored: AppStatus, written: AppStatus): boolean {
+  return (
+    stored.lastReconciledAt === written.lastReconciledAt &&
+    stored.revision === written.revision &&
+    canonicalJson(stored.inventory ?? []) === canonicalJson(written.inventory ?? [])
+  );
+}
+
+/** Emits one Event on the App, again after a transient failure; a failure is only logged. */
+async function emit(ctx: RunContext, event: RunOutcome["events"][number], app = ctx.app) {
+  const sleep = ctx.ports.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  for (let attempt = 1; attempt <= EVENT_ATTEMPTS; attempt++) {
+    try {
+      await ctx.ports.kube.emitEvent(app, event);
+      return;
+    } catch (e) {
+      const transient = !(e instanceof KubeApiError) || transientStatus(e.status);
+      if (!transient || attempt === EVENT_ATTEMPTS) {
+        ctx.ports.log?.({
+          app: ctx.id,
+          msg: "event failed",
+          reason: event.reason,
+          error: String(e),
+        });
+        return;
+      }
+      await sleep(200 * attempt);
+    }
+  }
 }

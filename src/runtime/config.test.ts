@@ -13,6 +13,7 @@ describe("parseRuntimeConfig", () => {
     expect(parseRuntimeConfig({})).toEqual({
       allowedDestinations: [],
       allowedClusterKinds: [],
+      allowCascadingPrune: false,
       concurrency: 4,
       ingress: {},
       allowInsecureDestinations: false,
@@ -26,6 +27,18 @@ describe("parseRuntimeConfig", () => {
     ).toBe(true);
     expect(() => parseRuntimeConfig({ PLUMB_ALLOW_INSECURE_DESTINATIONS: "yes" })).toThrow(
       'PLUMB_ALLOW_INSECURE_DESTINATIONS: must be "true" or "false"',
+    );
+  });
+
+  it("PLUMB_ALLOW_CASCADING_PRUNE is true or false, never a repository's choice (issue 12, kind 7)", () => {
+    expect(parseRuntimeConfig({ PLUMB_ALLOW_CASCADING_PRUNE: "true" }).allowCascadingPrune).toBe(
+      true,
+    );
+    expect(parseRuntimeConfig({ PLUMB_ALLOW_CASCADING_PRUNE: "false" }).allowCascadingPrune).toBe(
+      false,
+    );
+    expect(() => parseRuntimeConfig({ PLUMB_ALLOW_CASCADING_PRUNE: "yes" })).toThrow(
+      "PLUMB_ALLOW_CASCADING_PRUNE: must be true or false",
     );
   });
 

@@ -1,6 +1,7 @@
 // Runtime configuration shared by the Worker and Node roots, validated at start-up.
 import { z } from "zod";
 import { parseDuration } from "../app/duration.ts";
+import { DNS_SUBDOMAIN } from "../core/index.ts";
 import type { RetryOptions } from "../kube/index.ts";
 
 /** Reconciler settings from env/bindings (the HTTP settings are in src/http/config.ts). */
@@ -9,6 +10,11 @@ export interface RuntimeConfig {
   allowedDestinations: string[];
   /** Cluster-scoped kinds Apps may apply besides Namespaces ("Kind", "group/Kind" or "*"). */
   allowedClusterKinds: string[];
+  /**
+   * Apps may prune a Namespace or CRD that holds objects not theirs (PLUMB_ALLOW_CASCADING_PRUNE;
+   * default false: such a prune is refused with a Warning Event).
+   */
+  allowCascadingPrune: boolean;
   /** Runs at once in `reconcile --all` and the cron tick. */
   concurrency: number;
   /** How spec.source.app renders its Ingresses (PLUMB_INGRESS_CLASS, PLUMB_CLUSTER_ISSUER). */
@@ -45,8 +51,6 @@ export interface DnsConfig {
   proxied: boolean;
 }
 
-/** RFC 1123 subdomain: names of IngressClasses and ClusterIssuers. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const HOSTNAME =
   /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}$/;
@@ -81,6 +85,9 @@ const name = (what: string) =>
 const Env = z.object({
   PLUMB_ALLOWED_DESTINATIONS: z.string().optional(),
   PLUMB_ALLOWED_CLUSTER_KINDS: z.string().optional(),
+  PLUMB_ALLOW_CASCADING_PRUNE: z
+    .enum(["true", "false"], { error: "must be true or false" })
+    .optional(),
   PLUMB_CONCURRENCY: z
     .string()
     .regex(/^[1-9][0-9]*$/, "must be a positive integer")
@@ -152,6 +159,7 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
   const config: RuntimeConfig = {
     allowedDestinations: list(d.PLUMB_ALLOWED_DESTINATIONS),
     allowedClusterKinds: list(d.PLUMB_ALLOWED_CLUSTER_KINDS),
+    allowCascadingPrune: d.PLUMB_ALLOW_CASCADING_PRUNE === "true",
     concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
     ingress,
     allowInsecureDestinations: d.PLUMB_ALLOW_INSECURE_DESTINATIONS === "true",

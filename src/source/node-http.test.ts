@@ -100,4 +100,25 @@ describe("createNodeHttpClient", () => {
     expect(err).toMatchObject({ transient: true });
     expect(err.message).toContain("ECONNREFUSED");
   });
+
+  it("the call's end aborts nothing that throws later: a hostile server's ERR line fails the resolve, no unhandled error", async () => {
+    const pkt = (t: string) => (t.length + 4).toString(16).padStart(4, "0") + t;
+    const hostile = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/x-git-upload-pack-advertisement" });
+      res.end(`${pkt("# service=git-upload-pack\n")}0000${pkt("ERR access denied\n")}`);
+    });
+    await new Promise<void>((r) => hostile.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/r.git`;
+    try {
+      const failed = await port.resolve({ url, ref: "main", path: "." }, undefined).catch((e) => e);
+      expect(failed).toBeInstanceOf(SourceError);
+      expect(String(failed.message)).toContain("ERR access denied");
+      // The abort at the call's end must not surface as an 'error' event nobody listens to
+      // (on the kept-alive socket of the finished request).
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((r) => hostile.close(r));
+    }
+  });
 });

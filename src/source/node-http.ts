@@ -76,19 +76,37 @@ function send(
 ): Promise<IncomingMessage> {
   const plain = url.protocol === "http:";
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
     const out = { ...headers };
     if (body) out["Content-Length"] = String(body.byteLength);
+    // The signal cuts this exchange: before the answer, the request (an AbortError, to the
+    // caller); after it, the body, without an error — passed to request() it was left on the
+    // kept-alive socket, and the abort the GitPort makes at the end of every call destroyed
+    // that socket with an 'error' nobody listened to, ending the process (a hostile server's
+    // ERR line, issue 12 kind 6's e2e). A body cut this way ends early for its reader.
+    let response: IncomingMessage | undefined;
+    const onAbort = () => {
+      if (response) response.destroy();
+      else req.destroy(signal?.reason instanceof Error ? signal.reason : new Error("aborted"));
+    };
+    const done = () => signal?.removeEventListener("abort", onAbort);
     const req = (plain ? http : https).request(
       url,
-      {
-        method,
-        headers: out,
-        agent: plain ? agents["http:"] : agents["https:"],
-        ...(signal ? { signal } : {}),
+      { method, headers: out, agent: plain ? agents["http:"] : agents["https:"] },
+      (res) => {
+        response = res;
+        res.on("close", done);
+        resolve(res);
       },
-      resolve,
     );
-    req.on("error", reject);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (err) => {
+      done();
+      reject(err);
+    });
     req.end(body);
   });
 }

@@ -378,6 +378,54 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
     expect(widget?.message).toContain('no kind "Widget" is served in example.com/v1');
   });
 
+  it("a render the API server refuses stays failed on later runs, and its schema errors are not retried", async () => {
+    // A port out of range (422) and a field the kind's schema lacks (the API server's 500).
+    const r = await repo("refused", {
+      "svc.yaml":
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 99999}]}\n",
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\nbogusTop: 1\n",
+      "ok.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\ndata: {a: b}\n",
+    });
+    await newApp("refused", "app", { source: { git: { url: r.url } } });
+    const first = await run("refused", "app");
+    expect(first.outcome).toBe("Failed");
+    // One PATCH per object: the schema error is the body's fault, not sent again.
+    expect(first.requests.patch).toBe(3 + 1); // + the status write
+    const stalled = (a: App) => a.status?.conditions?.find((c) => c.type === "Stalled");
+    const ready = (a: App) => a.status?.conditions?.find((c) => c.type === "Ready");
+    const failed = await getApp("refused", "app");
+    expect(ready(failed)).toMatchObject({ status: "False", reason: "ApplyFailed" });
+    expect(ready(failed)?.message).toContain("Service refused/web: invalid: spec.ports[0].port");
+    expect(ready(failed)?.message).toContain(".bogusTop: field not declared in schema");
+    expect(stalled(failed)?.status).toBe("True");
+
+    // The next runs apply nothing and still say so: never Ready on a render that failed.
+    for (let i = 0; i < 2; i++) {
+      const again = await run("refused", "app");
+      expect(again.outcome).toBe("Failed");
+      const app = await getApp("refused", "app");
+      expect(ready(app)).toMatchObject({
+        status: "False",
+        reason: "ApplyFailed",
+        message: ready(failed)?.message,
+      });
+      expect(stalled(app)?.status).toBe("True");
+      expect(app.status?.syncStatus).toBe("OutOfSync");
+    }
+    expect(await getObject("/api/v1/namespaces/refused/configmaps/ok")).toBeDefined();
+    expect(await getObject("/api/v1/namespaces/refused/services/web")).toBeUndefined();
+
+    // A commit that fixes both: applied, Ready.
+    await r.commit({
+      "svc.yaml":
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n",
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {a: b}\n",
+    });
+    const fixed = await run("refused", "app");
+    expect(fixed).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(ready(await getApp("refused", "app"))?.status).toBe("True");
+  });
+
   it("an object aimed at another namespace is refused and nothing is applied", async () => {
     const r = await repo("other-ns", {
       "cm.yaml":

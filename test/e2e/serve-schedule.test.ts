@@ -103,6 +103,12 @@ describe("plumb serve", () => {
     expect(
       await getObject("/apis/apps/v1/namespaces/scheduled/deployments/guestbook-ui"),
     ).toBeUndefined();
-    expect(lines(serve.output(), "scheduled/app").at(-1)).toMatchObject({ outcome: "Finalized" });
+    // The run prints its line after its last request (the finalizer's removal), which is what
+    // kubectl waited for: wait for the line, then check that nothing ran after it.
+    const served = serve;
+    await waitFor("the finalizing run's line", async () =>
+      lines(served.output(), "scheduled/app").some((l) => l["outcome"] === "Finalized"),
+    );
+    expect(lines(served.output(), "scheduled/app").at(-1)).toMatchObject({ outcome: "Finalized" });
   }, 120_000);
 });

@@ -64,7 +64,9 @@ export class FakeKube implements KubePort {
     patch: 0,
     delete: 0,
   };
-  private readonly leases = new Map<string, string>();
+  private readonly leases = new Map<string, { holder: string; expiresAt: number }>();
+  /** The fake's clock (ms) for Lease expiry; tests may replace it. */
+  clock: () => number = () => Date.now();
   private rv = 1;
 
   constructor(apps: readonly App[] = []) {
@@ -143,7 +145,10 @@ export class FakeKube implements KubePort {
     if (this.unknownKinds.has(kind)) return undefined;
     return { resource: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind) };
   }
-  async apply(obj: KubeObject, opts?: { dryRun?: boolean; fieldManager?: string }) {
+  async apply(
+    obj: KubeObject,
+    opts?: { dryRun?: boolean; fieldManager?: string; signal?: AbortSignal },
+  ) {
     this.maybeFail("apply");
     this.counts.patch++;
     if (this.unknownKinds.has(obj.kind)) {
@@ -202,6 +207,15 @@ export class FakeKube implements KubePort {
     this.counts.delete++;
     return this.objects.delete(this.key(ref)) ? ("deleted" as const) : ("gone" as const);
   }
+  async listNamespaceContents(namespace: string) {
+    this.maybeFail("listNamespaceContents");
+    this.counts.list++;
+    const apps = [...this.apps.values()].filter((a) => a.metadata.namespace === namespace);
+    return [
+      ...[...this.objects.values()].filter((o) => o.metadata.namespace === namespace),
+      ...apps.map((a) => a as unknown as KubeObject),
+    ].map((o) => structuredClone(o));
+  }
   async emitEvent(
     app: App,
     event: { type: "Normal" | "Warning"; reason: string; message: string },
@@ -225,17 +239,38 @@ export class FakeKube implements KubePort {
     const list = this.appEvents.get(appKey(app.metadata.namespace, app.metadata.name)) ?? [];
     return [...list].reverse().slice(0, limit);
   }
-  async acquireLease(ns: string, name: string, holder: string) {
+  async acquireLease(ns: string, name: string, holder: string, durationSeconds: number) {
     this.maybeFail("acquireLease");
+    this.counts.create++;
     const k = `${ns}/${name}`;
     const cur = this.leases.get(k);
-    if (cur && cur !== holder) return false;
-    this.leases.set(k, holder);
+    if (cur && cur.holder !== holder && cur.expiresAt > this.clock()) {
+      return { acquired: false as const, holder: cur.holder, expiresAt: new Date(cur.expiresAt) };
+    }
+    this.leases.set(k, { holder, expiresAt: this.clock() + durationSeconds * 1000 });
+    return { acquired: true as const };
+  }
+  async renewLease(ns: string, name: string, holder: string, durationSeconds: number) {
+    this.maybeFail("renewLease");
+    this.counts.update++;
+    const cur = this.leases.get(`${ns}/${name}`);
+    if (cur?.holder !== holder) return false;
+    cur.expiresAt = this.clock() + durationSeconds * 1000;
     return true;
   }
   async releaseLease(ns: string, name: string, holder: string) {
     this.maybeFail("releaseLease");
-    if (this.leases.get(`${ns}/${name}`) === holder) this.leases.delete(`${ns}/${name}`);
+    this.counts.delete++;
+    if (this.leases.get(`${ns}/${name}`)?.holder === holder) this.leases.delete(`${ns}/${name}`);
+  }
+  /** Makes `holder` hold Lease ns/name until `expiresAt` (ms by `clock`); undefined frees it. */
+  setLease(ns: string, name: string, lease: { holder: string; expiresAt: number } | undefined) {
+    if (lease) this.leases.set(`${ns}/${name}`, lease);
+    else this.leases.delete(`${ns}/${name}`);
+  }
+  /** The holder of Lease ns/name and when it expires, if any. */
+  lease(ns: string, name: string): { holder: string; expiresAt: number } | undefined {
+    return this.leases.get(`${ns}/${name}`);
   }
   requestCounts(): RequestCounts {
     return { ...this.counts };

@@ -3,6 +3,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import type { App, Operation } from "../../app/index.ts";
 import { toIssues } from "../../app/index.ts";
+import { isDnsLabel, isDnsSubdomain } from "../../core/index.ts";
 import { summarize } from "../appview.ts";
 import { bearerAuth, requireNamespace } from "../auth.ts";
 import { HttpError } from "../errors.ts";
@@ -55,10 +56,16 @@ function validate<T>(schema: z.ZodType<T>, value: unknown): T {
   return r.data;
 }
 
-/** The App at :ns/:name after the caller's namespace check; 403 or 404 otherwise. */
+/**
+ * The App at :ns/:name after the caller's namespace check: 400 for a name no App can have (a
+ * DNS-1123 label and subdomain), 403 outside the token's namespaces, 404 when absent.
+ */
 async function appFor(c: Context<HttpEnv>, deps: HttpDeps): Promise<App> {
   const ns = c.req.param("ns") ?? "";
   const name = c.req.param("name") ?? "";
+  if (!isDnsLabel(ns) || !isDnsSubdomain(name)) {
+    throw new HttpError(400, `not an App name: ${JSON.stringify(`${ns}/${name}`).slice(0, 300)}`);
+  }
   requireNamespace(c.get("caller"), ns);
   const app = await deps.apps.getApp(ns, name);
   if (!app) throw new HttpError(404, `App ${ns}/${name} not found`);

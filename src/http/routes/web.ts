@@ -4,6 +4,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { JSXNode } from "hono/jsx";
 import type { App, Operation } from "../../app/index.ts";
+import { isDnsLabel, isDnsSubdomain } from "../../core/index.ts";
 import { keyOf, requestedOperation } from "../appview.ts";
 import { requireNamespace, tokenLookup } from "../auth.ts";
 import { HttpError } from "../errors.ts";
@@ -35,8 +36,6 @@ const SESSION_COOKIE = "plumb_session";
 const LOGIN_COOKIE = "plumb_login";
 /** Recent Events shown on an App's page. */
 const EVENTS_SHOWN = 20;
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const FORM_OPERATIONS: Record<string, Operation["type"]> = {
   approve: "Approve",
   reject: "Reject",
@@ -170,7 +169,7 @@ export function registerWebRoutes(
     if (!session) return c.redirect("/login", 303);
     const namespace = c.req.query("namespace") ?? "";
     const status = c.req.query("status") ?? "";
-    if (namespace !== "" && (namespace.length > 63 || !DNS_LABEL.test(namespace))) {
+    if (namespace !== "" && !isDnsLabel(namespace)) {
       throw new HttpError(400, "namespace must be a namespace name");
     }
     if (status !== "" && !(STATUS_FILTERS as readonly string[]).includes(status)) {
@@ -250,7 +249,7 @@ function appPath(app: App): string {
 async function appAt(c: Context<HttpEnv>, deps: HttpDeps, session: Session): Promise<App> {
   const ns = c.req.param("ns") ?? "";
   const name = c.req.param("name") ?? "";
-  if (ns.length > 63 || !DNS_LABEL.test(ns) || name.length > 253 || !DNS_SUBDOMAIN.test(name)) {
+  if (!isDnsLabel(ns) || !isDnsSubdomain(name)) {
     throw new HttpError(400, "not an App name");
   }
   requireNamespace(session.caller, ns);

@@ -1,0 +1,359 @@
+// The loop under API faults and races (issue 12, kinds 1–5), through the fault proxy between
+// plumb and the real API server: nothing a failed run applied is orphaned, every failure is
+// recorded, a Lease whose release failed costs seconds, a stale run never applies an older
+// commit over a newer one, and a run that outlives its Lease writes nothing more.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { createKubePort, DiscoveryCache, type RetryOptions } from "../../src/kube/index.ts";
+import { nodeKubeTransport } from "../../src/kube/node.ts";
+import { type Ports, reconcileApp } from "../../src/reconcile/index.ts";
+import { LEASE_SECONDS } from "../../src/reconcile/lease.ts";
+import { createGitPort } from "../../src/source/git.ts";
+import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.ts";
+import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
+import {
+  api,
+  createApp,
+  createNamespace,
+  getApp,
+  getObject,
+  kubeconfig,
+  realPorts,
+} from "./support.ts";
+
+/** Each App lives (and deploys) in its own namespace (suffixed: the file may run again). */
+const S = Date.now().toString(36);
+const nsOf = (name: string) => `lf-${name}-${S}`;
+let git: GitServer;
+let dir: string;
+let server: string;
+let token: string;
+let caFile: string;
+/** Proxies started by a test, stopped after it. */
+const proxies: FaultProxy[] = [];
+
+beforeAll(async () => {
+  const kc = parse(readFileSync(kubeconfig(), "utf8")) as {
+    clusters: Array<{ cluster: { server: string } }>;
+  };
+  server = kc.clusters[0]!.cluster.server;
+  caFile = join(dirname(kubeconfig()), "ca.crt");
+  token = readFileSync(join(dirname(kubeconfig()), "token"), "utf8").trim();
+  dir = mkdtempSync(join(tmpdir(), "plumb-loop-faults-"));
+  git = await startGitServer();
+});
+afterEach(async () => {
+  for (const p of proxies.splice(0)) await p.stop();
+});
+afterAll(async () => {
+  await git?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fault proxy in front of the API server; stopped after the test. */
+async function proxy(): Promise<FaultProxy> {
+  const p = await startFaultProxy({ server, caFile, seed: proxies.length + 1 });
+  proxies.push(p);
+  return p;
+}
+
+/**
+ * Ports that talk through `p`, with the transport's retries on short deadlines (the defaults,
+ * 15 s an attempt and 30 s in all, would only make these tests slow) and their own discovery.
+ */
+function through(p: FaultProxy, retry: RetryOptions = {}, extra: Partial<Ports> = {}): Ports {
+  const file = p.writeKubeconfig(mkdtempSync(join(dir, "kc-")), token);
+  const transport = nodeKubeTransport(file, {
+    retry: { attemptTimeoutMs: 3_000, deadlineMs: 4_000, backoffMs: 100, ...retry },
+  });
+  return {
+    kube: createKubePort(transport, { discovery: new DiscoveryCache() }),
+    git: createGitPort(),
+    holder: "faulty",
+    ...extra,
+  };
+}
+
+const cm = (name: string, value = "v") =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {k: "${value}"}\n`;
+
+async function newApp(name: string): Promise<TestRepo> {
+  await createNamespace(nsOf(name));
+  const repo = await git.createRepo(name, { "base.yaml": cm("base") });
+  const res = await createApp(nsOf(name), name, {
+    source: { git: { url: repo.url, ref: "main" } },
+  });
+  if (res.status !== 201) throw new Error(`create App: ${res.status} ${JSON.stringify(res.body)}`);
+  const first = await run(name);
+  expect(first).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+  return repo;
+}
+
+const run = (name: string, ports: Ports = realPorts()) =>
+  reconcileApp({ namespace: nsOf(name), name }, ports, new Date());
+const configMap = (app: string, name: string) =>
+  getObject(`/api/v1/namespaces/${nsOf(app)}/configmaps/${name}`);
+const inventory = async (name: string) =>
+  ((await getApp(nsOf(name), name)).status?.inventory ?? []).map((r) => r.name).sort();
+/** The messages of the Warning Events on App `name` with `reason`. */
+async function warnings(name: string, reason: string): Promise<string[]> {
+  const list = await api(
+    "GET",
+    `/api/v1/namespaces/${nsOf(name)}/events?fieldSelector=involvedObject.name=${name},reason=${reason}`,
+  );
+  return (list.items as Array<{ type: string; message: string }>)
+    .filter((e) => e.type === "Warning")
+    .map((e) => e.message);
+}
+
+describe("kind 1: nothing a failed run may have applied is orphaned", () => {
+  it("a reset after the API server created ConfigMap extra: extra is tracked, and pruned once Git drops it", async () => {
+    const repo = await newApp("k1-reset");
+    await repo.commit({ "extra.yaml": cm("extra") });
+    const p = await proxy();
+    p.inject({
+      method: "PATCH",
+      path: `/namespaces/${nsOf("k1-reset")}/configmaps/extra`,
+      times: Number.POSITIVE_INFINITY,
+      fault: { reset: "after" },
+    });
+    const failed = await run("k1-reset", through(p));
+    expect(failed.outcome).toBe("Failed");
+    expect(failed.error).toMatch(
+      new RegExp(`^ApplyFailed: ConfigMap ${nsOf("k1-reset")}/extra: .*reset`),
+    );
+    expect(failed.retryable).toBeUndefined();
+    // The API server made it; the run never heard; the inventory has it anyway.
+    expect(await configMap("k1-reset", "extra")).toBeDefined();
+    expect(await inventory("k1-reset")).toEqual(["base", "extra"]);
+    // Before the first PATCH of extra: one status write tracked it.
+    const seen = p.requests.map((r) => `${r.method} ${r.path.split("?")[0]}`);
+    const firstPatch = seen.findIndex((r) => r.endsWith("/configmaps/extra"));
+    expect(seen.slice(0, firstPatch).filter((r) => r.endsWith("/apps/k1-reset/status"))).toEqual([
+      `PUT /apis/plumb.dev/v1alpha1/namespaces/${nsOf("k1-reset")}/apps/k1-reset/status`,
+    ]);
+
+    await repo.commit({ "extra.yaml": null });
+    const clean = await run("k1-reset");
+    expect(clean).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await configMap("k1-reset", "extra")).toBeUndefined();
+    expect(await inventory("k1-reset")).toEqual(["base"]);
+  });
+
+  it("a status write that fails with 500 after a successful apply: extra is tracked, and pruned once Git drops it", async () => {
+    const repo = await newApp("k1-status");
+    await repo.commit({ "extra.yaml": cm("extra-2") });
+    const p = await proxy();
+    // The tracking write passes; every later status write fails.
+    const broken = p.inject({
+      method: "PUT",
+      path: `/apps/k1-status/status`,
+      skip: 1,
+      times: Number.POSITIVE_INFINITY,
+      fault: { status: 500, message: "etcdserver: request timed out" },
+    });
+    const failed = await run("k1-status", through(p));
+    expect(failed).toMatchObject({ outcome: "Failed", retryable: true });
+    expect(failed.error).toMatch(/^status not written: .*etcdserver: request timed out/);
+    expect(broken.hits()).toBeGreaterThanOrEqual(2); // the outcome, then the failure
+    expect(await configMap("k1-status", "extra-2")).toBeDefined();
+    expect(await inventory("k1-status")).toEqual(["base", "extra-2"]);
+    // Nobody can read status, so the Event says what happened.
+    const events = await warnings("k1-status", "ApiFailed");
+    expect(events.some((m) => m.includes("etcdserver: request timed out"))).toBe(true);
+
+    await repo.commit({ "extra.yaml": null });
+    expect(await run("k1-status")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await configMap("k1-status", "extra-2")).toBeUndefined();
+    expect(await inventory("k1-status")).toEqual(["base"]);
+  });
+});
+
+describe("kind 2: a run that still fails after the retries records it", () => {
+  it("single faults on reads are retried; a list that keeps failing is in status and an Event", async () => {
+    const repo = await newApp("k2");
+    await repo.commit({ "base.yaml": cm("base", "two") });
+    const p = await proxy();
+    // One of each on the reads of a sync: all retried by the transport, the run succeeds.
+    p.inject({ method: "GET", path: `/apps/k2`, fault: { status: 500 } });
+    p.inject({ method: "GET", path: /\/apps(\?|$)/, fault: { status: 429, retryAfter: 1 } });
+    p.inject({ method: "GET", path: `/apps/k2`, fault: { reset: "before" } });
+    expect(await run("k2", through(p))).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+    });
+
+    await repo.commit({ "base.yaml": cm("base", "three") });
+    p.inject({
+      method: "GET",
+      path: /\/apis\/plumb\.dev\/v1alpha1\/apps(\?|$)/,
+      times: Number.POSITIVE_INFINITY,
+      fault: { status: 500, message: "etcd cluster is unavailable" },
+    });
+    const failed = await run("k2", through(p));
+    expect(failed.outcome).toBe("Failed");
+    expect(failed.retryable).toBeUndefined();
+    expect(failed.error).toMatch(/^ApiFailed: .*etcd cluster is unavailable/);
+    const app = await getApp(nsOf("k2"), "k2");
+    expect(app.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ApiFailed",
+    });
+    expect(app.status?.failures).toBe(1);
+    expect((await warnings("k2", "ApiFailed")).length).toBe(1);
+    // Nothing was applied: the failure came before the apply.
+    expect((await configMap("k2", "base"))?.["data"]).toEqual({ k: "two" });
+    p.clear();
+    expect(await run("k2", through(p))).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+    });
+  });
+});
+
+describe("kind 3: a Lease whose release failed costs seconds, not a minute", () => {
+  it("a 500 on the Lease DELETE is retried: the next run finds it free", async () => {
+    const repo = await newApp("k3-once");
+    await repo.commit({ "base.yaml": cm("base", "b") });
+    const p = await proxy();
+    const release = p.inject({ method: "DELETE", path: "/leases/", fault: { status: 500 } });
+    expect(await run("k3-once", through(p))).toMatchObject({ syncStatus: "Synced" });
+    expect(release.hits()).toBe(1);
+    expect(
+      await getObject(
+        `/apis/coordination.k8s.io/v1/namespaces/${nsOf("k3-once")}/leases/plumb-app-k3-once`,
+      ),
+    ).toBeUndefined();
+  });
+
+  it("a release that fails for good delays the next run by the Lease's few seconds, polled with backoff", async () => {
+    const repo = await newApp("k3-stuck");
+    await repo.commit({ "base.yaml": cm("base", "b") });
+    const p = await proxy();
+    p.inject({
+      method: "DELETE",
+      path: "/leases/",
+      times: Number.POSITIVE_INFINITY,
+      fault: { status: 500 },
+    });
+    expect(await run("k3-stuck", through(p))).toMatchObject({ syncStatus: "Synced" });
+    expect(
+      await getObject(
+        `/apis/coordination.k8s.io/v1/namespaces/${nsOf("k3-stuck")}/leases/plumb-app-k3-stuck`,
+      ),
+    ).toBeDefined();
+    p.clear();
+    await repo.commit({ "base.yaml": cm("base", "c") });
+    const before = p.requests.length;
+    const t0 = Date.now();
+    expect(await run("k3-stuck", through(p))).toMatchObject({ syncStatus: "Synced" });
+    const waited = Date.now() - t0;
+    expect(waited).toBeLessThan((LEASE_SECONDS + 2) * 1000);
+    const leaseRequests = p.requests.slice(before).filter((r) => r.path.includes("/leases"));
+    // create (409), then a GET per poll (200 ms doubling to 2 s within 5 s), the take-over, the release.
+    expect(leaseRequests.length).toBeLessThanOrEqual(10);
+  });
+});
+
+describe("kind 4: a stale run never applies an older commit over a newer one", () => {
+  it("run A resolves K and waits for the Lease while run B applies K+1: A applies nothing, the cluster is K+1's", async () => {
+    const repo = await newApp("k4");
+    // K only changes what the App owns: no tracking write (which would also catch A) before it.
+    const k = await repo.commit({ "base.yaml": cm("base", "K") });
+    // A: its render's discovery answers late, so it resolves K and then meets B's Lease.
+    const pa = await proxy();
+    pa.inject({ method: "GET", path: /^\/api\/v1$/, fault: { delayMs: 1_500 } });
+    const a = run("k4", through(pa));
+    await waitForRequest(pa, (r) => r.path === "/api/v1");
+    // Meanwhile K+1 lands and B applies it, holding the Lease for a while (a slow apply).
+    const k1 = await repo.commit({
+      "base.yaml": cm("base", "K+1"),
+      "new.yaml": cm("new-k1"),
+    });
+    const pb = await proxy();
+    pb.inject({ method: "PATCH", path: "/configmaps/base", fault: { delayMs: 3_000 } });
+    const b = await run("k4", through(pb, { attemptTimeoutMs: 10_000, deadlineMs: 12_000 }));
+    expect(b).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: k1 });
+    const ra = await a;
+    expect(ra).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: k1 });
+    // A waited for the Lease (its create got 409), then never applied K.
+    expect(
+      pa.requests.some(
+        (r) => r.method === "POST" && r.path.includes("/leases") && r.status === 409,
+      ),
+    ).toBe(true);
+    expect(
+      pa.requests.filter((r) => r.method === "PATCH" && r.path.includes("/configmaps/")),
+    ).toEqual([]);
+    expect((await configMap("k4", "base"))?.["data"]).toEqual({ k: "K+1" });
+    expect(await configMap("k4", "new-k1")).toBeDefined();
+    const app = await getApp(nsOf("k4"), "k4");
+    expect(app.status?.revision).toBe(k1);
+    expect(app.status?.revision).not.toBe(k);
+  });
+});
+
+describe("kind 5: a run that outlives its Lease writes nothing more", () => {
+  it("a run whose apply and Lease renewals go unanswered stops when its Lease runs out and never sends that apply again", async () => {
+    const repo = await newApp("k5");
+    const k1 = await repo.commit({ "base.yaml": cm("base", "K1") });
+    // A: its renewals are never answered, nor its first apply of base (the transport would
+    // send it again after the attempt's 8 s timeout).
+    const pa = await proxy();
+    pa.inject({
+      method: "PUT",
+      path: "/leases/",
+      times: Number.POSITIVE_INFINITY,
+      fault: { hang: true },
+    });
+    pa.inject({ method: "PATCH", path: "/configmaps/base", fault: { hang: true } });
+    const started = Date.now();
+    const a = run("k5", through(pa, { attemptTimeoutMs: 8_000, deadlineMs: 20_000 }));
+    await waitForRequest(pa, (r) => r.method === "PATCH" && r.path.includes("/configmaps/base"));
+    // K2 lands and another run reconciles it meanwhile (once A's Lease is free).
+    const k2 = await repo.commit({ "base.yaml": cm("base", "K2") });
+    const b = await run("k5");
+    expect(b).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: k2 });
+    const ra = await a;
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // A's first attempt stopped when its Lease ran out (about 4 s), not when its hung apply
+    // timed out (8 s); the apply it had sent was never sent again. Any later apply by A comes
+    // from a new attempt under a new Lease, after it re-read the App and resolved K2.
+    const seen = pa.requests;
+    const firstApply = seen.findIndex((r) => r.method === "PATCH" && r.path.includes("/base"));
+    const stopped = seen.findIndex(
+      (r, i) => i > firstApply && r.method === "DELETE" && r.path.includes("/leases/"),
+    );
+    expect(stopped).toBeGreaterThan(firstApply);
+    expect(seen[stopped]!.at - seen[firstApply]!.at).toBeLessThan(6_000);
+    const nextLease = seen.findIndex(
+      (r, i) => i > firstApply && r.method === "POST" && r.path.includes("/leases"),
+    );
+    for (const [i, r] of seen.entries()) {
+      if (i > firstApply && r.method === "PATCH" && r.path.includes("/configmaps/")) {
+        expect(nextLease, "an apply after the first comes from a new Lease").toBeGreaterThan(-1);
+        expect(i).toBeGreaterThan(nextLease);
+      }
+    }
+    expect(ra).toMatchObject({ outcome: "Reconciled", revision: k2 });
+    expect((await configMap("k5", "base"))?.["data"]).toEqual({ k: "K2" });
+    const app = await getApp(nsOf("k5"), "k5");
+    expect(app.status?.revision).toBe(k2);
+    expect(app.status?.revision).not.toBe(k1);
+  });
+});
+
+/** Resolves when `p` has seen a request matching `pred` (polls every 20 ms, up to 10 s). */
+async function waitForRequest(
+  p: FaultProxy,
+  pred: (r: FaultProxy["requests"][number]) => boolean,
+): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (p.requests.some(pred)) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("request not seen");
+}
