@@ -26,6 +26,7 @@ export interface RunSample {
   gitRequests: number;
   outcome: string;
   syncStatus?: string | undefined;
+  healthStatus?: string | undefined;
   error?: string | undefined;
 }
 
@@ -83,13 +84,16 @@ export async function measuredRun(
     gitRequests: gitAfter - gitBefore,
     outcome: result.outcome,
     syncStatus: result.syncStatus,
+    healthStatus: result.healthStatus,
     error: result.error,
   };
 }
 
 /**
- * Reconciles (every 300 ms) until 3 runs in a row write nothing (health settled: Deployments
- * rolled out), at most `timeoutMs`. Returns how many runs that took, and whether it settled.
+ * Reconciles (every 300 ms) until 3 runs in a row write nothing and see no object Progressing
+ * (health settled: Deployments rolled out; a run that finds nothing new writes nothing even
+ * while a rollout goes on, and a Progressing workload's stuck Pods are looked up, issue 9), at
+ * most `timeoutMs`. Returns how many runs that took, and whether it settled.
  */
 export async function settle(
   r: Runner,
@@ -103,7 +107,8 @@ export async function settle(
   while (Date.now() < deadline) {
     const s = await measuredRun(r, ref, discovery);
     runs++;
-    quiet = writes(s.requests) === 0 && s.outcome === "Reconciled" ? quiet + 1 : 0;
+    const still = writes(s.requests) === 0 && s.healthStatus !== "Progressing";
+    quiet = still && s.outcome === "Reconciled" ? quiet + 1 : 0;
     if (quiet >= 3) return { runs, settled: true };
     await sleep(300);
   }
