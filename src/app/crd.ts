@@ -4,7 +4,9 @@ import {
   API_VERSION,
   AppSpec,
   AppStatus,
+  DURATION_PATTERN,
   GROUP,
+  INTERVAL_RANGE,
   KIND,
   ONE_SOURCE,
   PLURAL,
@@ -80,6 +82,15 @@ export function appCrd(): Json {
     {
       rule: "[has(self.git), has(self.image), has(self.app), has(self.chart)].filter(x, x).size() == 1",
       message: ONE_SOURCE,
+    },
+  ];
+  // spec.interval's range, which a JSON Schema pattern cannot say: refused when the App is
+  // created, as validateSpec refuses it (a malformed duration is the pattern's to report).
+  const interval = (spec["properties"] as Json)["interval"] as Json;
+  interval["x-kubernetes-validations"] = [
+    {
+      rule: `!self.matches('${DURATION_PATTERN.replaceAll("\\", "\\\\")}') || (duration(self) >= duration('1s') && duration(self) <= duration('8760h'))`,
+      message: INTERVAL_RANGE,
     },
   ];
   // destination.cluster is "" or {secretRef}: a structural schema cannot type a union (and CEL

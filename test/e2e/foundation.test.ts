@@ -95,6 +95,17 @@ describe("App CRD", () => {
     const message = (bad.body as { message: string }).message;
     expect(message).toContain("spec.source.git.url");
     expect(message).toContain("spec.interval");
+    // The interval's range too, as validateSpec says it (a CEL rule on the CRD).
+    for (const interval of ["1ms", "99999h"]) {
+      const out = await createApp("crd-invalid", "range", {
+        source: { git: { url: "https://h/o/r.git" } },
+        interval,
+      });
+      expect(out.status).toBe(422);
+      expect((out.body as { message: string }).message).toBe(
+        `App.plumb.dev "range" is invalid: spec.interval: Invalid value: "${interval}": must be between 1s and 8760h (a year)`,
+      );
+    }
     const both = await createApp("crd-invalid", "both", {
       source: { git: { url: "https://h/o/r.git" }, image: { repository: "r/web" } },
     });
