@@ -9,6 +9,7 @@ import {
   INTERVAL_RANGE,
   KIND,
   ONE_SOURCE,
+  PATH_INSIDE,
   PLURAL,
   VERSION,
 } from "./schema.ts";
@@ -92,6 +93,12 @@ export function appCrd(): Json {
       rule: `!self.matches('${DURATION_PATTERN.replaceAll("\\", "\\\\")}') || (duration(self) >= duration('1s') && duration(self) <= duration('8760h'))`,
       message: INTERVAL_RANGE,
     },
+  ];
+  // spec.source.git.path stays inside the repository, as validateSpec says.
+  const git = (source["properties"] as Json)["git"] as Json;
+  const path = (git["properties"] as Json)["path"] as Json;
+  path["x-kubernetes-validations"] = [
+    { rule: "!self.split('/').exists(p, p == '..')", message: PATH_INSIDE },
   ];
   // destination.cluster is "" or {secretRef}: a structural schema cannot type a union (and CEL
   // cannot check an untyped field), so the API server keeps the field as written and plumb's

@@ -18,6 +18,8 @@ export const PLURAL = "apps";
 /** A Go-style duration as used by Flux's `interval` ("30s", "5m", "1h30m"). */
 export const DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
 const DURATION = new RegExp(DURATION_PATTERN);
+/** spec.source.git.path's rule, said by validateSpec and by the CRD's CEL rule. */
+export const PATH_INSIDE = "must not contain '..'";
 /** spec.interval's range, said by validateSpec and by the CRD's CEL rule. */
 export const INTERVAL_RANGE = "must be between 1s and 8760h (a year)";
 
@@ -57,8 +59,9 @@ export const GitSource = z
       ),
     path: z
       .string()
+      .max(4096)
       .default(".")
-      .refine((p) => !p.split("/").includes(".."), "must not contain '..'")
+      .refine((p) => !p.split("/").includes(".."), PATH_INSIDE)
       .describe(
         "Directory in the repository: a Kustomize overlay (kustomization.yaml), a Helm chart (Chart.yaml), or plain .yaml, .yml and .json manifests (recursively).",
       ),
