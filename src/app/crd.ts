@@ -5,9 +5,12 @@ import {
   API_VERSION,
   AppSpec,
   AppStatus,
+  DURATION_PATTERN,
   GROUP,
+  INTERVAL_RANGE,
   KIND,
   ONE_SOURCE,
+  PATH_INSIDE,
   PLURAL,
   VERSION,
 } from "./schema.ts";
@@ -82,6 +85,21 @@ export function appCrd(): Json {
       rule: "[has(self.git), has(self.image), has(self.app), has(self.chart)].filter(x, x).size() == 1",
       message: ONE_SOURCE,
     },
+  ];
+  // spec.interval's range, which a JSON Schema pattern cannot say: refused when the App is
+  // created, as validateSpec refuses it (a malformed duration is the pattern's to report).
+  const interval = (spec["properties"] as Json)["interval"] as Json;
+  interval["x-kubernetes-validations"] = [
+    {
+      rule: `!self.matches('${DURATION_PATTERN.replaceAll("\\", "\\\\")}') || (duration(self) >= duration('1s') && duration(self) <= duration('8760h'))`,
+      message: INTERVAL_RANGE,
+    },
+  ];
+  // spec.source.git.path stays inside the repository, as validateSpec says.
+  const git = (source["properties"] as Json)["git"] as Json;
+  const path = (git["properties"] as Json)["path"] as Json;
+  path["x-kubernetes-validations"] = [
+    { rule: "!self.split('/').exists(p, p == '..')", message: PATH_INSIDE },
   ];
   // destination.cluster is "" or {secretRef}: a structural schema cannot type a union (and CEL
   // cannot check an untyped field), so the API server keeps the field as written and plumb's

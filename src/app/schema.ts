@@ -16,7 +16,12 @@ export const KIND = "App";
 export const PLURAL = "apps";
 
 /** A Go-style duration as used by Flux's `interval` ("30s", "5m", "1h30m"). */
-const DURATION = /^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$/;
+export const DURATION_PATTERN = "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$";
+const DURATION = new RegExp(DURATION_PATTERN);
+/** spec.source.git.path's rule, said by validateSpec and by the CRD's CEL rule. */
+export const PATH_INSIDE = "must not contain '..'";
+/** spec.interval's range, said by validateSpec and by the CRD's CEL rule. */
+export const INTERVAL_RANGE = "must be between 1s and 8760h (a year)";
 
 const secretName = z
   .string()
@@ -54,8 +59,9 @@ export const GitSource = z
       ),
     path: z
       .string()
+      .max(4096)
       .default(".")
-      .refine((p) => !p.split("/").includes(".."), "must not contain '..'")
+      .refine((p) => !p.split("/").includes(".."), PATH_INSIDE)
       .describe(
         "Directory in the repository: a Kustomize overlay (kustomization.yaml), a Helm chart (Chart.yaml), or plain .yaml, .yml and .json manifests (recursively).",
       ),
@@ -401,7 +407,7 @@ export const AppSpec = z
         if (!DURATION.test(d)) return true; // the regex has said what is wrong
         const ms = parseDuration(d);
         return ms >= 1000 && ms <= MAX_INTERVAL_MS;
-      }, "must be between 1s and 8760h (a year)")
+      }, INTERVAL_RANGE)
       .default("5m")
       .describe("How often a scheduled run reconciles this App."),
     syncPolicy: SyncPolicy.default({

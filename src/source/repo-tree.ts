@@ -4,7 +4,7 @@ import git from "isomorphic-git";
 import { SourceError } from "../core/index.ts";
 import type { RepoFile } from "../render/index.ts";
 import { KUSTOMIZATION_FILES } from "../render/index.ts";
-import { type CollectOptions, comparePaths, normalizePath } from "./tree.ts";
+import { type CollectOptions, comparePaths, pathTree } from "./tree.ts";
 
 const MODE_TREE = "040000";
 const MODE_FILE = new Set(["100644", "100755"]);
@@ -27,21 +27,8 @@ export async function sourceKindAt(o: CollectOptions): Promise<SourceKind> {
 }
 
 async function readDir(o: CollectOptions) {
-  const { fs, gitdir, cache, commit } = o;
-  const { commit: parsed } = await git.readCommit({ fs, gitdir, cache, oid: commit });
-  let tree = parsed.tree;
-  const prefix = normalizePath(o.path);
-  for (const segment of prefix === "" ? [] : prefix.split("/")) {
-    const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid: tree });
-    const entry = entries.find((e) => e.path === segment);
-    if (entry === undefined)
-      throw new SourceError(`path "${o.path}" not found at ${commit}`, false);
-    if (entry.mode !== MODE_TREE) {
-      throw new SourceError(`path "${o.path}" is not a directory at ${commit}`, false);
-    }
-    tree = entry.oid;
-  }
-  return (await git.readTree({ fs, gitdir, cache, oid: tree })).tree;
+  const { fs, gitdir, cache } = o;
+  return (await git.readTree({ fs, gitdir, cache, oid: await pathTree(o) })).tree;
 }
 
 /**

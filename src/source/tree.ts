@@ -61,19 +61,7 @@ export interface CollectOptions {
  */
 export async function collectManifests(o: CollectOptions): Promise<SourceFile[]> {
   const { fs, gitdir, cache, commit } = o;
-  const { commit: parsed } = await git.readCommit({ fs, gitdir, cache, oid: commit });
-  let tree = parsed.tree;
-  const prefix = normalizePath(o.path);
-  for (const segment of prefix === "" ? [] : prefix.split("/")) {
-    const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid: tree });
-    const entry = entries.find((e) => e.path === segment);
-    if (entry === undefined)
-      throw new SourceError(`path "${o.path}" not found at ${commit}`, false);
-    if (entry.mode !== MODE_TREE) {
-      throw new SourceError(`path "${o.path}" is not a directory at ${commit}`, false);
-    }
-    tree = entry.oid;
-  }
+  const tree = await pathTree(o);
 
   const blobs: { path: string; oid: string }[] = [];
   const walk = async (oid: string, dir: string): Promise<void> => {
@@ -126,4 +114,26 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
     }
   }
   return files;
+}
+
+/**
+ * The oid of the tree at `o.path` in `o.commit`, walked one directory at a time.
+ * @throws SourceError (not transient) when the path is missing or not a directory
+ */
+export async function pathTree(o: CollectOptions): Promise<string> {
+  const { fs, gitdir, cache, commit } = o;
+  const { commit: parsed } = await git.readCommit({ fs, gitdir, cache, oid: commit });
+  let tree = parsed.tree;
+  const prefix = normalizePath(o.path);
+  for (const segment of prefix === "" ? [] : prefix.split("/")) {
+    const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid: tree });
+    const entry = entries.find((e) => e.path === segment);
+    if (entry === undefined)
+      throw new SourceError(`path "${o.path}" not found at ${commit}`, false);
+    if (entry.mode !== MODE_TREE) {
+      throw new SourceError(`path "${o.path}" is not a directory at ${commit}`, false);
+    }
+    tree = entry.oid;
+  }
+  return tree;
 }

@@ -97,6 +97,25 @@ describe("App CRD", () => {
     const message = (bad.body as { message: string }).message;
     expect(message).toContain("spec.source.git.url");
     expect(message).toContain("spec.interval");
+    // A path out of the repository and the interval's range too, as validateSpec says them
+    // (CEL rules on the CRD).
+    const outside = await createApp("crd-invalid", "outside", {
+      source: { git: { url: "https://h/o/r.git", path: "deploy/../../etc" } },
+    });
+    expect(outside.status).toBe(422);
+    expect((outside.body as { message: string }).message).toBe(
+      `App.plumb.dev "outside" is invalid: spec.source.git.path: Invalid value: "deploy/../../etc": must not contain '..'`,
+    );
+    for (const interval of ["1ms", "99999h"]) {
+      const out = await createApp("crd-invalid", "range", {
+        source: { git: { url: "https://h/o/r.git" } },
+        interval,
+      });
+      expect(out.status).toBe(422);
+      expect((out.body as { message: string }).message).toBe(
+        `App.plumb.dev "range" is invalid: spec.interval: Invalid value: "${interval}": must be between 1s and 8760h (a year)`,
+      );
+    }
     const both = await createApp("crd-invalid", "both", {
       source: { git: { url: "https://h/o/r.git" }, image: { repository: "r/web" } },
     });

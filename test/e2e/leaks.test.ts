@@ -207,6 +207,8 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     const repo = await git.createRepo(`leak-render-${S}`, {
       "secret.yaml": `apiVersion: v1\nkind: Secret\nmetadata: {name: api-key}\nstringData: {key: ${value}}\n`,
       "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain}\ndata: {k: v}\n",
+      // Another object's error quoting the value (a new user's trial): redacted there too.
+      "svc.yaml": `apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: "${value}"}]}\n`,
     });
     await createNamespace(ns);
     await secretIn(ns, "slack", { webhookURL: `${slack.url}/${ns}` });
@@ -227,6 +229,8 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     expect(ready).toMatchObject({ status: "False", reason: "ApplyFailed" });
     expect(ready?.message).toContain("Secret");
     expect(ready?.message).toContain("got &value.valueUnstructured{Value:[redacted]}");
+    expect(ready?.message).toContain("Service ");
+    expect(ready?.message).toContain('.spec.ports[port="[redacted]",protocol="TCP"].port');
     expect(seen.slack).toContain("Value:[redacted]");
     expect(seen.cli).toContain("Value:[redacted]");
     expect(seen.api).toContain("Value:[redacted]");
