@@ -133,13 +133,13 @@ async function comparisonCase(
   }
   // Settle health (Deployments roll out) with full comparisons, as a 1-minute interval would.
   for (let quiet = 0, i = 0; quiet < 3 && i < 60; i++) {
-    await measuredRun(r, ref, discovery, due());
+    await measuredRun(r, ref, discovery, due(), true);
     const health = (await r.kube.getApp(ns, name)).status?.healthStatus;
     quiet = health !== "Progressing" ? quiet + 1 : 0;
     await new Promise((res) => setTimeout(res, 300));
   }
   const steady: RunSample[] = [];
-  for (let i = 0; i < 3; i++) steady.push(await measuredRun(r, ref, discovery, due()));
+  for (let i = 0; i < 3; i++) steady.push(await measuredRun(r, ref, discovery, due(), true));
   const steadyVerdict = await verdict(r.kube, ns, name);
   log(`  ${c.name}: steady ${steadyVerdict.syncStatus}, ${steadyVerdict.drift.length} drifted`);
 
@@ -149,7 +149,7 @@ async function comparisonCase(
     { spec: { replicas: 3 } },
     "application/merge-patch+json",
   );
-  const drifted = await measuredRun(r, ref, discovery, due());
+  const drifted = await measuredRun(r, ref, discovery, due(), true);
   const driftedVerdict = await verdict(r.kube, ns, name);
 
   await r.kube.api(
@@ -159,7 +159,7 @@ async function comparisonCase(
     "application/merge-patch+json",
   );
   await r.git.commit(repo.name, c.bump("bench-held", ns));
-  const held = await measuredRun(r, ref, discovery, due());
+  const held = await measuredRun(r, ref, discovery, due(), true);
   const heldVerdict = await verdict(r.kube, ns, name);
   return {
     app: `${ns}/${name}`,

@@ -2,7 +2,15 @@
 // spread over 5 namespaces): enqueue (list Apps + pick due) and reconcile them all.
 import type { App } from "../src/app/index.ts";
 import { createKubePort, DiscoveryCache } from "../src/kube/index.ts";
-import { dueApps, type Ports, type RunResult, reconcileMany } from "../src/reconcile/index.ts";
+import { tickAt } from "../src/plan/index.ts";
+import {
+  hintFor,
+  type Ports,
+  planTick,
+  type RunResult,
+  reconcileMany,
+  resolveSources,
+} from "../src/reconcile/index.ts";
 import { createGitPort } from "../src/source/git.ts";
 import type { BenchGit, BenchRepo } from "./git.ts";
 import { type Kube, pool, sleep } from "./kube.ts";
@@ -68,7 +76,10 @@ async function observedCount(
   return { observed, failed };
 }
 
-/** The Node path: dueApps, then reconcileMany(…, concurrency 4), in this process. */
+/**
+ * The Node path, as `plumb reconcile --all` runs it: planTick (the compact list) and one lookup
+ * per source, then reconcileMany(…, concurrency 4), in this process.
+ */
 export async function cronNode(
   kube: Kube,
   git: BenchGit,
@@ -94,9 +105,15 @@ export async function cronNode(
   const gitBefore = await git.requests();
   const t0 = performance.now();
   const listing = ports();
-  const due = await dueApps(listing, new Date());
+  const plan = await planTick(listing, tickAt(new Date()));
+  const hints = await resolveSources(listing, plan.due);
+  const due = plan.due.map((d) => ({
+    namespace: d.namespace,
+    name: d.name,
+    options: { compare: d.compare, source: hintFor(hints, d) },
+  }));
   const enqueueMs = performance.now() - t0;
-  const listed = (await kube.listApps()).length;
+  const listed = plan.listed;
   const results: RunResult[] = [];
   const cpu0 = process.cpuUsage();
   const all = reconcileMany(

@@ -4,7 +4,7 @@ import { startGitServer, type TestRepo } from "../test/support/git-server.ts";
 
 interface Message {
   id: number;
-  op: "createRepo" | "commit" | "requests" | "stop";
+  op: "createRepo" | "commit" | "requests" | "requestKinds" | "stop";
   args: unknown[];
 }
 
@@ -33,6 +33,18 @@ process.on("message", async (m: Message) => {
       case "requests":
         value = server.requests.length;
         break;
+      case "requestKinds": {
+        // A POST to git-upload-pack is a fetch (protocol v1, a pack) or, with Git-Protocol
+        // version=2, an ls-refs; GETs are the ref advertisements before either.
+        const kinds = { fetch: 0, lsRefs: 0, other: 0 };
+        server.requests.forEach((r, i) => {
+          if (!r.startsWith("POST ") || !r.includes("git-upload-pack")) kinds.other++;
+          else if (server.protocols[i]?.includes("version=2")) kinds.lsRefs++;
+          else kinds.fetch++;
+        });
+        value = kinds;
+        break;
+      }
       case "stop":
         await server.stop();
         send({ id: m.id, ok: true });

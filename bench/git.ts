@@ -8,6 +8,12 @@ export interface BenchRepo {
   head: string;
 }
 
+export interface GitRequestKinds {
+  fetch: number;
+  lsRefs: number;
+  other: number;
+}
+
 export interface BenchGit {
   url: string;
   createRepo(name: string, files: Record<string, string>): Promise<BenchRepo>;
@@ -15,6 +21,8 @@ export interface BenchGit {
   commit(name: string, files: Record<string, string | null>): Promise<string>;
   /** Requests the server has answered so far. */
   requests(): Promise<number>;
+  /** The same, by kind: fetches (upload-pack with a pack), ls-refs, and the rest (GETs). */
+  requestKinds(): Promise<GitRequestKinds>;
   stop(): Promise<void>;
 }
 
@@ -65,6 +73,7 @@ export async function startBenchGit(): Promise<BenchGit> {
     },
     commit: (name, files) => call<string>("commit", name, files),
     requests: () => call<number>("requests"),
+    requestKinds: () => call<GitRequestKinds>("requestKinds"),
     async stop() {
       await call("stop").catch(() => undefined);
       if (child.exitCode === null) child.kill();

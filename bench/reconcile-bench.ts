@@ -26,6 +26,7 @@ export interface RunSample {
   gitRequests: number;
   outcome: string;
   syncStatus?: string | undefined;
+  healthStatus?: string | undefined;
   error?: string | undefined;
 }
 
@@ -46,13 +47,15 @@ export function runner(kube: Kube, git: BenchGit): Runner {
 
 /**
  * One reconcile of namespace/name, measured (wall, CPU of this process, requests, Git requests).
- * @param at the run's clock (a time past status.nextReconcileAt makes it a full comparison)
+ * @param at the run's clock
+ * @param compare a full comparison, as a scheduled run whose slot came (issue 14)
  */
 export async function measuredRun(
   r: Runner,
   ref: { namespace: string; name: string },
   discovery: DiscoveryCache,
   at: Date = new Date(),
+  compare = false,
 ): Promise<RunSample> {
   const rec = recordingTransport(r.transport);
   const ports: Ports = {
@@ -63,7 +66,7 @@ export async function measuredRun(
   const gitBefore = await r.git.requests();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const result = await reconcileApp(ref, ports, at);
+  const result = await reconcileApp(ref, ports, at, { compare });
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const gitAfter = await r.git.requests();
@@ -81,13 +84,16 @@ export async function measuredRun(
     gitRequests: gitAfter - gitBefore,
     outcome: result.outcome,
     syncStatus: result.syncStatus,
+    healthStatus: result.healthStatus,
     error: result.error,
   };
 }
 
 /**
- * Reconciles (every 300 ms) until 3 runs in a row write nothing (health settled: Deployments
- * rolled out), at most `timeoutMs`. Returns how many runs that took, and whether it settled.
+ * Reconciles (every 300 ms) until 3 runs in a row write nothing and see no object Progressing
+ * (health settled: Deployments rolled out; a run that finds nothing new writes nothing even
+ * while a rollout goes on, and a Progressing workload's stuck Pods are looked up, issue 9), at
+ * most `timeoutMs`. Returns how many runs that took, and whether it settled.
  */
 export async function settle(
   r: Runner,
@@ -101,7 +107,8 @@ export async function settle(
   while (Date.now() < deadline) {
     const s = await measuredRun(r, ref, discovery);
     runs++;
-    quiet = writes(s.requests) === 0 && s.outcome === "Reconciled" ? quiet + 1 : 0;
+    const still = writes(s.requests) === 0 && s.healthStatus !== "Progressing";
+    quiet = still && s.outcome === "Reconciled" ? quiet + 1 : 0;
     if (quiet >= 3) return { runs, settled: true };
     await sleep(300);
   }

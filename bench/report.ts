@@ -21,6 +21,7 @@ import {
   writes,
 } from "./reconcile-bench.ts";
 import type { NodeRenderResult, WorkerdRenderResult } from "./render.ts";
+import { type ScaleResults, scaleReport, scaleTargets } from "./scale-report.ts";
 import { bytes, ms, round, table } from "./stats.ts";
 import type { WebhookResult } from "./webhook.ts";
 
@@ -46,6 +47,8 @@ export interface Results {
   process?: ProcessResult | undefined;
   coldStart?: ColdStartResult | undefined;
   targets: Target[];
+  /** Issue 14: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
+  scale?: ScaleResults | undefined;
   errors: Array<{ phase: string; error: string }>;
 }
 
@@ -131,6 +134,8 @@ export function evaluateTargets(results: Results): Target[] {
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
   out.push(...processTargets(results.process));
+  const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
+  out.push(...scaleTargets(results.scale, gen50?.newCommit));
   return out;
 }
 
@@ -499,6 +504,9 @@ export function report(results: Results): string {
 
   h("9. Whole processes: the plumb CLI from start to exit (issue 14 target 1)");
   lines.push(...processReport(results.process));
+
+  h("10. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
+  lines.push(...scaleReport(results.scale));
 
   h("Targets");
   lines.push(

@@ -1,7 +1,8 @@
 // `npm run bench`: what a reconcile costs, measured against a real control plane and a real
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
-// `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7).
+// `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
+// `--scale-only` only issue 14's measurements (section 10).
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -9,7 +10,7 @@ import { bundleSize } from "./bundle.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
-import { CASES, cronFiles, guestbook } from "./fixtures.ts";
+import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
 import { memoryPeak } from "./memory.ts";
@@ -24,10 +25,12 @@ import {
 } from "./reconcile-bench.ts";
 import { renderNode, renderWorkerd } from "./render.ts";
 import { evaluateTargets, type Results, report } from "./report.ts";
+import { scalePhases } from "./scale.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
 import { webhookLatency } from "./webhook.ts";
 
 const COMPARE_ONLY = process.argv.includes("--compare-only");
+const SCALE_ONLY = process.argv.includes("--scale-only");
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -92,7 +95,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -103,17 +106,19 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  results.renderBundle = await phase(
-    "render Worker bundle (wrangler deploy --dry-run)",
-    600_000,
-    () => bundleSize("wrangler.render.toml"),
-  );
-  results.renderNode = await phase("render engines on Node (child process)", 240_000, renderNode);
-  results.renderWorkerd = await phase(
-    "render Worker in workerd (wrangler dev)",
-    240_000,
-    renderWorkerd,
-  );
+  if (!SCALE_ONLY) {
+    results.renderBundle = await phase(
+      "render Worker bundle (wrangler deploy --dry-run)",
+      600_000,
+      () => bundleSize("wrangler.render.toml"),
+    );
+    results.renderNode = await phase("render engines on Node (child process)", 240_000, renderNode);
+    results.renderWorkerd = await phase(
+      "render Worker in workerd (wrangler dev)",
+      240_000,
+      renderWorkerd,
+    );
+  }
   if (process.argv.includes("--render-only")) return;
 
   cluster = startCluster(log);
@@ -123,6 +128,16 @@ async function main(): Promise<void> {
   git = await startBenchGit();
   const r = runner(kube, git);
   log(`cluster ready (${cluster.kubeconfig}); git server ${git.url}`);
+  // 9. Issue 14 alone (and target 3's new commit of the 50-object App).
+  const scale = { root: ROOT, kube, git, runner: r, kubeconfig: cluster.kubeconfig, log };
+  if (SCALE_ONLY) {
+    const out = await phase("requests: generated-50", 150_000, () =>
+      requestsCase(r, generated50, log),
+    );
+    if (out) results.requests.push(out.result);
+    results.scale = await scalePhases(phase, scale);
+    return;
+  }
 
   // 7. The cost of a full comparison (warm discovery cache after each case's first sync).
   const { DiscoveryCache } = await import("../src/kube/index.ts");
@@ -244,8 +259,12 @@ async function main(): Promise<void> {
     if (c) results.cron.push(c);
   }
 
+  // 9. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
+  //    the Apps it leaves slow every list).
+  results.scale = await scalePhases(phase, scale);
+
   if (!cluster.owned) {
-    await phase("cleanup (bench namespaces)", 120_000, () => kube.cleanup());
+    await phase("cleanup (bench namespaces)", 600_000, () => kube.cleanup());
   }
 }
 

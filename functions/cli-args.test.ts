@@ -105,6 +105,41 @@ describe("parseCliArgs", () => {
     );
   });
 
+  it("--all takes --every DURATION and --shard I/N (issue 14)", () => {
+    expect(parseCliArgs(["reconcile", "--all", "--every", "5m", "--shard", "2/4"])).toEqual({
+      kind: "reconcile-all",
+      force: false,
+      namespace: undefined,
+      kubeconfig: undefined,
+      everyMs: 300_000,
+      shard: { index: 2, count: 4 },
+    });
+    expect(parseCliArgs(["reconcile", "--all", "--shard=0/1"])).toMatchObject({
+      shard: { index: 0, count: 1 },
+    });
+    for (const every of ["0s", "500ms", "25h", "soon", ""]) {
+      expect(parseCliArgs(["reconcile", "--all", `--every=${every}`])).toEqual(
+        usage(
+          `--every must be a duration from 1s to 24h (how often this command runs), got ${JSON.stringify(every)}`,
+        ),
+      );
+    }
+    for (const shard of ["4/4", "1", "-1/2", "1/0", "1/1001", "a/b", "1/2/3"]) {
+      expect(parseCliArgs(["reconcile", "--all", `--shard=${shard}`])).toEqual(
+        usage(`--shard must be I/N with 0 <= I < N <= 1000, got ${JSON.stringify(shard)}`),
+      );
+    }
+    expect(parseCliArgs(["reconcile", "team-a/web", "--every", "5m"])).toEqual(
+      usage("--every needs --all"),
+    );
+    expect(parseCliArgs(["reconcile", "team-a/web", "--shard", "0/2"])).toEqual(
+      usage("--shard needs --all"),
+    );
+    expect(parseCliArgs(["serve", "--shard", "0/2"])).toEqual(
+      usage("--shard is not an option of serve"),
+    );
+  });
+
   it("refuses a port that is not an integer from 1 to 65535", () => {
     for (const port of ["abc", "0", "65536", "-1", "80.5", "1e3", " 80", "", "123456"]) {
       expect(parseCliArgs(["serve", `--port=${port}`])).toEqual(

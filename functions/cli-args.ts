@@ -14,7 +14,7 @@ import {
 
 export const USAGE = `usage:
   plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [--namespace NS] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
   plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
   plumb help [COMMAND]      (or plumb COMMAND --help: options, environment, output, exit codes)`;
@@ -46,6 +46,10 @@ export type CliArgs =
       force: boolean;
       namespace: string | undefined;
       kubeconfig: string | undefined;
+      /** --every: how often the scheduler runs this command, ms (undefined: one minute). */
+      everyMs?: number | undefined;
+      /** --shard I/N: only the Apps of shard I of N (an Indexed Job's completion index). */
+      shard?: { index: number; count: number } | undefined;
     };
 
 const DEFAULT_PORT = 8080;
@@ -59,7 +63,9 @@ const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
  * a missing option value, an unknown or missing command, extra positionals, a bad or missing
  * NAMESPACE/NAME, a target together with --all, --namespace without --all, options
  * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
- * --port that is not an integer in 1–65535. `kubeconfig` is the --kubeconfig value as given.
+ * --port that is not an integer in 1–65535, an --every that is not a duration from 1s to 24h,
+ * a --shard that is not I/N with 0 ≤ I < N ≤ 1000. `kubeconfig` is the --kubeconfig value as
+ * given.
  */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   let parsed: ReturnType<typeof parse>;
@@ -91,7 +97,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
 
   if (command === "serve") {
     if (rest.length > 0) return extra(rest);
-    const misplaced = (["all", "force", "namespace"] as const).find((o) => values[o] !== undefined);
+    const misplaced = (["all", "force", "namespace", "every", "shard"] as const).find(
+      (o) => values[o] !== undefined,
+    );
     if (misplaced) return { kind: "usage", error: `--${misplaced} is not an option of serve` };
     let port = DEFAULT_PORT;
     if (values.port !== undefined) {
@@ -144,8 +152,31 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
         error: `--namespace must be a namespace name, got ${JSON.stringify(namespace)}`,
       };
     }
-    return { kind: "reconcile-all", force: values.force === true, namespace, kubeconfig };
+    const everyMs = values.every === undefined ? undefined : boundedDurationMs(values.every);
+    if (everyMs === null) {
+      return {
+        kind: "usage",
+        error: `--every must be a duration from 1s to 24h (how often this command runs), got ${JSON.stringify(values.every)}`,
+      };
+    }
+    const shard = values.shard === undefined ? undefined : parseShard(values.shard);
+    if (shard === null) {
+      return {
+        kind: "usage",
+        error: `--shard must be I/N with 0 <= I < N <= ${MAX_SHARDS}, got ${JSON.stringify(values.shard)}`,
+      };
+    }
+    return {
+      kind: "reconcile-all",
+      force: values.force === true,
+      namespace,
+      kubeconfig,
+      everyMs,
+      shard,
+    };
   }
+  if (values.every !== undefined) return { kind: "usage", error: "--every needs --all" };
+  if (values.shard !== undefined) return { kind: "usage", error: "--shard needs --all" };
   if (values.namespace !== undefined) {
     return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
   }
@@ -172,6 +203,8 @@ function parse(argv: readonly string[]) {
       all: { type: "boolean" },
       force: { type: "boolean" },
       namespace: { type: "string" },
+      every: { type: "string" },
+      shard: { type: "string" },
       kubeconfig: { type: "string" },
       port: { type: "string" },
       schedule: { type: "boolean" },
@@ -182,6 +215,28 @@ function parse(argv: readonly string[]) {
       help: { type: "boolean", short: "h" },
     },
   });
+}
+
+/** Most shards `--shard` takes (an Indexed Job's completions). */
+const MAX_SHARDS = 1000;
+
+/** A Go duration from 1s to 24h in ms, or null. */
+function boundedDurationMs(text: string): number | null {
+  try {
+    const ms = parseDuration(text);
+    return ms >= 1000 && ms <= 86_400_000 ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
+/** "I/N" with 0 ≤ I < N ≤ MAX_SHARDS, or null. */
+function parseShard(text: string): { index: number; count: number } | null {
+  const m = /^([0-9]{1,4})\/([0-9]{1,4})$/.exec(text);
+  if (!m) return null;
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  return count >= 1 && count <= MAX_SHARDS && index < count ? { index, count } : null;
 }
 
 /** Milliseconds of a Go-style duration ("30s", "1m", "1m30s"), or undefined. */

@@ -25,18 +25,24 @@ Logs go to stderr as JSON. Secret values never appear in either.`;
 const COMMANDS: Record<string, string> = {
   reconcile: `usage:
   plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [--namespace NS] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
 
 Reconciles Apps once: resolve the source, render, apply with server-side apply, prune, check
 health, write status, tell Slack about transitions.
 
   NAMESPACE/NAME   one App, now, always in full: every object is compared with the source, so
-                   drift shows at once (--force is accepted and means the same)
-  --all            the scheduled run (a CronJob, cron, Lambda): only the due Apps (never
-                   reconciled, spec changed, an operation pending, nextReconcileAt passed,
-                   being deleted); a "Skipped" line for the others
+                   drift shows at once (--force is accepted and means the same); the App's
+                   schedule is derived, not stored, so this does not move it
+  --all            the scheduled tick (a CronJob, cron, Lambda): only the due Apps (their slot
+                   in spec.interval fell since the last tick, never reconciled, spec changed, an
+                   operation pending, Progressing, a failure's backoff passed, a sync window
+                   opened, notifications to redeliver, being deleted); a "Skipped" line with
+                   nextReconcileAt for the others
   --force          with --all: every App, each in full
   --namespace NS   with --all: only the Apps of NS
+  --every DURATION with --all: how often the scheduler runs this (1s to 24h, default 1m); a tick
+                   covers the slots of the last period
+  --shard I/N      with --all: only shard I of N (by uid), e.g. an Indexed Job's completion index
 
 Environment:
 ${RUN_ENV}

@@ -41,7 +41,8 @@ export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): P
         ),
       );
       if (args.output === "json") {
-        console.log(JSON.stringify({ items: apps.map(http.summarize) }, null, 2));
+        const now = new Date();
+        console.log(JSON.stringify({ items: apps.map((a) => http.summarize(a, now)) }, null, 2));
         return 0;
       }
     }

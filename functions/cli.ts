@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force]`, `plumb serve --port N`,
+// plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force] [--every D]
+// [--shard I/N]`, `plumb serve --port N`,
 // and the verbs for people (`plumb get`, `plumb approve` ...: functions/cli-verbs.ts).
 // Exit codes: 0 ok, 1 an App failed or was not found (or a fatal error), 2 a usage error.
 import { existsSync } from "node:fs";
@@ -37,31 +38,47 @@ async function main(argv: string[]): Promise<number> {
     });
     return 0;
   }
-  const [{ isDue }, { reconcileApp, reconcileMany, skippedResult }, { nodePorts }] =
-    await Promise.all([
-      import("../src/plan/index.ts"),
-      import("../src/reconcile/index.ts"),
-      import("./node-ports.ts"),
-    ]);
+  const [{ tickAt }, loop, { nodePorts }] = await Promise.all([
+    import("../src/plan/index.ts"),
+    import("../src/reconcile/index.ts"),
+    import("./node-ports.ts"),
+  ]);
   const ports = nodePorts(kubeconfig, config, redactor);
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   if (args.kind === "reconcile-all") {
-    // A scheduled run: due Apps are reconciled, the others get a Skipped line. --force: a
-    // person asks for every App, each a full comparison (no fast path).
+    // A scheduled tick (issue 14): due Apps are reconciled, the others get a Skipped line
+    // (--force: all, each with a full comparison). Each Git source is resolved once.
     const now = new Date();
-    const apps = await ports().kube.listApps(args.namespace);
-    const due = args.force ? apps : apps.filter((a) => isDue(a, now));
-    for (const app of apps) if (!due.includes(app)) print(skippedResult(app));
-    const refs = due.map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
-    const results = await reconcileMany(refs, ports, () => new Date(), print, config.concurrency, {
-      full: args.force,
+    const tick = tickAt(now, args.everyMs);
+    const plan = await loop.planTick(ports(), tick, {
+      namespace: args.namespace,
+      force: args.force,
+      shard: args.shard,
+      onSkipped: (row) => print(loop.skippedResult(row, now, tick.periodMs)),
     });
+    const hints = await loop.resolveSources(ports(), plan.due);
+    const targets = plan.due.map((d) => ({
+      namespace: d.namespace,
+      name: d.name,
+      options: { compare: d.compare, source: loop.hintFor(hints, d) },
+    }));
+    // The tick's runs share one read of the Apps' inventories (exact ownership).
+    const inventories = loop.createInventoryIndex();
+    const results = await loop.reconcileMany(
+      targets,
+      () => ({ ...ports(), inventories }),
+      () => new Date(),
+      print,
+      config.concurrency,
+    );
     return results.some((r) => r.outcome === "Failed") ? 1 : 0;
   }
-  // One App, asked for by a person: always a full comparison (drift is looked for now).
+  // One App, asked for by a person (--force or not): always a full comparison (drift is looked
+  // for now); it does not move the App's schedule, which is derived, not stored (issue 14).
   const target = { namespace: args.namespace, name: args.name };
-  const result = await reconcileApp(target, ports(), new Date(), { full: true });
-  const { line, code } = singleResult(result);
+  const { line, code } = singleResult(
+    await loop.reconcileApp(target, ports(), new Date(), { compare: true }),
+  );
   print(line);
   return code;
 }

@@ -1,15 +1,31 @@
 // Runs in `plumb serve` (Node): one App at a time per App, follow-up runs a run asks for, and
 // optionally the schedule itself (issue 9: deletion and health must not wait for someone else).
 import { nameOf } from "../src/core/index.ts";
-import { dueApps, type Ports, type RunResult, reconcileMany } from "../src/reconcile/index.ts";
+import { tickAt } from "../src/plan/index.ts";
+import {
+  createInventoryIndex,
+  hintFor,
+  type Ports,
+  planTick,
+  type RunOptions,
+  type RunResult,
+  reconcileMany,
+  resolveSources,
+} from "../src/reconcile/index.ts";
 
 type Key = { namespace: string; name: string };
 
 export interface Runner {
-  /** Reconciles `key` now, or once more after the run in progress for it. */
-  reconcile(key: Key): Promise<void>;
-  /** One scheduled tick: the due Apps (deleted ones among them) are reconciled. */
-  tick(): Promise<void>;
+  /**
+   * Reconciles `key` now, or once more after the run in progress for it (with the options of
+   * the latest request: what its trigger knows, RunOptions).
+   */
+  reconcile(key: Key, options?: RunOptions): Promise<void>;
+  /**
+   * One scheduled tick of period `periodMs` (default: the schedule's, else one minute): the due
+   * Apps (deleted ones among them) are reconciled, each Git source resolved once.
+   */
+  tick(periodMs?: number): Promise<void>;
   /** Starts ticking every `everyMs` (the first tick at once). */
   startSchedule(everyMs: number): void;
   /** Stops the schedule and clears pending follow-ups. */
@@ -19,7 +35,8 @@ export interface Runner {
 /**
  * The runs of one `plumb serve` process. A run whose result asks for a follow-up
  * (`followUpSeconds`: its objects are Progressing) gets a timer for it, one per App; a tick
- * lists the due Apps (`dueApps`, as the Worker's cron does) and reconciles them. Ticks never
+ * plans as the Worker's cron does (planTick: the compact list, the stateless schedule; one
+ * lookup per Git source, one read of the inventories) and reconciles the due Apps. Ticks never
  * overlap and run at most `concurrency` Apps at once; every run prints its result line.
  */
 export function createRunner(
@@ -29,9 +46,10 @@ export function createRunner(
   concurrency = 4,
 ): Runner {
   const running = new Set<string>();
-  const again = new Set<string>();
+  const again = new Map<string, RunOptions>();
   const followUps = new Map<string, NodeJS.Timeout>();
   let schedule: NodeJS.Timeout | undefined;
+  let schedulePeriodMs: number | undefined;
   let ticking = false;
 
   const followUp = (key: Key, r: RunResult) => {
@@ -47,43 +65,61 @@ export function createRunner(
     followUps.set(id, timer);
   };
 
+  const run = async (key: Key, options: RunOptions, portsFor: () => Ports) => {
+    const id = nameOf(key);
+    if (running.has(id)) {
+      // Once more after this run: owing a full comparison if any request did.
+      const before = again.get(id);
+      const compare = before?.compare === true || options.compare === true;
+      again.set(id, { ...before, ...options, compare });
+      return;
+    }
+    running.add(id);
+    try {
+      let next: RunOptions | undefined = options;
+      while (next) {
+        again.delete(id);
+        await reconcileMany(
+          [{ ...key, options: next }],
+          portsFor,
+          () => new Date(),
+          (r) => {
+            print(r);
+            followUp(key, r);
+          },
+          1,
+        );
+        next = again.get(id);
+      }
+    } catch (err) {
+      log({ msg: "reconcile failed", app: id, error: String(err) });
+    } finally {
+      running.delete(id);
+    }
+  };
+
   const runner: Runner = {
-    async reconcile(key) {
-      const id = nameOf(key);
-      if (running.has(id)) {
-        again.add(id);
-        return;
-      }
-      running.add(id);
-      try {
-        do {
-          again.delete(id);
-          await reconcileMany(
-            [key],
-            ports,
-            () => new Date(),
-            (r) => {
-              print(r);
-              followUp(key, r);
-            },
-            1,
-          );
-        } while (again.has(id));
-      } catch (err) {
-        log({ msg: "reconcile failed", app: id, error: String(err) });
-      } finally {
-        running.delete(id);
-      }
+    async reconcile(key, options = {}) {
+      await run(key, options, ports);
     },
-    async tick() {
+    async tick(periodMs = schedulePeriodMs) {
       if (ticking) return;
       ticking = true;
       try {
-        const due = await dueApps(ports(), new Date());
+        const plan = await planTick(ports(), tickAt(new Date(), periodMs));
+        const due = plan.due;
         if (due.length > 0) log({ msg: "schedule", due: due.map(nameOf) });
+        const hints = await resolveSources(ports(), due);
+        // The tick's runs share one read of the Apps' inventories (exact ownership).
+        const inventories = createInventoryIndex();
+        const shared = () => ({ ...ports(), inventories });
         let next = 0;
         const worker = async () => {
-          while (next < due.length) await runner.reconcile(due[next++]!);
+          while (next < due.length) {
+            const d = due[next++]!;
+            const key = { namespace: d.namespace, name: d.name };
+            await run(key, { compare: d.compare, source: hintFor(hints, d) }, shared);
+          }
         };
         await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
       } catch (err) {
@@ -93,6 +129,7 @@ export function createRunner(
       }
     },
     startSchedule(everyMs) {
+      schedulePeriodMs = everyMs;
       void runner.tick();
       schedule = setInterval(() => void runner.tick(), everyMs);
     },

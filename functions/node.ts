@@ -4,6 +4,7 @@ import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
 import { configWarnings, createHttpApp, parseHttpConfig } from "../src/http/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
+import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
 import { createRunner } from "./node-runs.ts";
@@ -43,7 +44,15 @@ export async function serve(
     slackRespond: createSlackNotifier().slack,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
-      for (const a of apps) void runner.reconcile(a);
+      // One lookup per Git source (issue 14), after the answer; each run gets its revision.
+      void resolveSources(ports(), apps)
+        .then((hints) => {
+          for (const a of apps) {
+            const key = { namespace: a.namespace, name: a.name };
+            void runner.reconcile(key, { source: hintFor(hints, a) });
+          }
+        })
+        .catch((err) => log({ msg: "trigger failed", error: String(err) }));
     },
   });
   // With --schedule this process is also the scheduler (the Worker's cron, a CronJob's

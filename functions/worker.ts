@@ -1,5 +1,6 @@
 // Cloudflare Worker: fetch (the Hono app), scheduled (cron: enqueue due Apps), queue (one
-// message = one App reconcile). Configuration comes from bindings, validated per isolate.
+// message = a few Apps on one source and revision, reconciled in turn so they share one fetch).
+// Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createHttpApp, parseHttpConfig, unavailable } from "../src/http/index.ts";
@@ -12,17 +13,39 @@ import {
   withRetries,
 } from "../src/kube/index.ts";
 import { createSlackNotifier } from "../src/notify/index.ts";
-import { type DestinationPort, dueApps, type Ports, reconcileApp } from "../src/reconcile/index.ts";
+import {
+  batchBySource,
+  cronPeriodMs,
+  DEFAULT_TICK_MS,
+  type GitSourceRef,
+  type SourceHint,
+} from "../src/plan/index.ts";
+import {
+  createInventoryIndex,
+  type DestinationPort,
+  hintFor,
+  type Ports,
+  planTick,
+  type RunOptions,
+  reconcileApp,
+  resolveSources,
+} from "../src/reconcile/index.ts";
 import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
-/** A queue message: one App to reconcile. */
+/**
+ * A queue message: Apps to reconcile in turn (issue 14: Apps on one Git source and revision
+ * travel together, so the consumer fetches the revision once), why, and the revision resolved
+ * for their source. `namespace` and `name` alone are the one-App form of earlier versions.
+ */
 export interface ReconcileMessage {
-  namespace: string;
-  name: string;
+  apps?: Array<{ namespace: string; name: string; compare?: boolean }>;
+  namespace?: string;
+  name?: string;
   reason: string;
+  source?: SourceHint;
 }
 
 interface QueueBinding {
@@ -54,10 +77,30 @@ interface Ctx {
 const redactor = new Redactor();
 const logLine = (entry: unknown) => console.log(JSON.stringify(redactor.redactValue(entry)));
 
+/** How long a webhook waits for its sources' lookups before it triggers without them. */
+const SOURCE_DEADLINE_MS = 3_000;
+/**
+ * The isolate's Git port: a fetched revision is kept (a few, by commit) and shared by the runs
+ * of every invocation this isolate serves. Workers have 128 MB: keep the in-memory pack well
+ * under it.
+ */
+// (A Kustomize source's whole repository goes to the render Worker: same bound.)
+const git = createGitPort({
+  maxDownloadBytes: 8 * 1024 * 1024,
+  maxRepositoryBytes: 8 * 1024 * 1024,
+  sharedFetches: 2,
+});
+
 /** Apps a webhook reconciles at once in waitUntil; the rest go to the queue. */
 const INLINE_RECONCILES = 3;
 /** Queue sendBatch limit (Cloudflare Queues: 100 messages per batch). */
 const BATCH = 100;
+/**
+ * Apps per queue message. A consumer invocation takes up to max_batch_size (10) messages, so
+ * 250 runs of about 8 API requests and 15 ms CPU each: inside the paid plan's 10,000
+ * subrequests and 30 s CPU per invocation.
+ */
+const APPS_PER_MESSAGE = 25;
 
 /**
  * What keeps the Worker from serving: each required binding that is missing and each setting
@@ -110,9 +153,7 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   );
   return {
     kube: createKubePort(transport),
-    // Workers have 128 MB: keep the in-memory pack well under it.
-    // (A Kustomize source's whole repository goes to the render Worker: same bound.)
-    git: createGitPort({ maxDownloadBytes: 8 * 1024 * 1024, maxRepositoryBytes: 8 * 1024 * 1024 }),
+    git,
     image: createImagePort(),
     // Kustomize through the render Worker; Helm needs Node (a clear condition says so).
     engines: env.RENDER ? serviceBindingEngines(env.RENDER) : {},
@@ -129,29 +170,55 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   };
 }
 
+/** An App to reconcile, whether it owes a full comparison, and its Git source (for batching). */
+type Target = {
+  namespace: string;
+  name: string;
+  compare?: boolean;
+  source?: GitSourceRef | undefined;
+};
+
 async function enqueue(
   env: Env,
-  refs: ReadonlyArray<{ namespace: string; name: string }>,
+  targets: ReadonlyArray<Target>,
+  hints: ReadonlyMap<string, SourceHint>,
   reason: string,
-): Promise<void> {
+): Promise<number> {
   const queue = env.RECONCILE_QUEUE;
   if (!queue) throw new Error("RECONCILE_QUEUE binding is missing");
-  for (let i = 0; i < refs.length; i += BATCH) {
-    await queue.sendBatch(
-      refs
-        .slice(i, i + BATCH)
-        .map((r) => ({ body: { namespace: r.namespace, name: r.name, reason } })),
-    );
+  const messages = batchBySource(targets, APPS_PER_MESSAGE).map((apps): ReconcileMessage => {
+    const body: ReconcileMessage = {
+      apps: apps.map((a) => ({
+        namespace: a.namespace,
+        name: a.name,
+        ...(a.compare ? { compare: true } : {}),
+      })),
+      reason,
+    };
+    const hint = apps[0] ? hintFor(hints, apps[0]) : undefined;
+    if (hint) body.source = hint;
+    return body;
+  });
+  for (let i = 0; i < messages.length; i += BATCH) {
+    await queue.sendBatch(messages.slice(i, i + BATCH).map((body) => ({ body })));
   }
+  return messages.length;
 }
 
 /**
  * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
  * Progressing) queues a message delayed by that many seconds, so health is looked at again
  * without waiting for the cron to find the App due (issue 9).
+ * @param options what the trigger knows (a full comparison owed, the resolved revision)
+ * @param ports shared by the runs of one queue invocation (one fetch per revision, issue 14)
  */
-async function reconcileLogged(env: Env, ref: { namespace: string; name: string }) {
-  const result = await reconcileApp(ref, portsFor(env), new Date());
+async function reconcileLogged(
+  env: Env,
+  ref: { namespace: string; name: string },
+  options: RunOptions = {},
+  ports: Ports = portsFor(env),
+) {
+  const result = await reconcileApp(ref, ports, new Date(), options);
   logLine(result);
   const delay = result.followUpSeconds;
   if (delay !== undefined && env.RECONCILE_QUEUE) {
@@ -181,30 +248,64 @@ export default {
       defer: (task) => ctx.waitUntil(task),
       slackRespond: createSlackNotifier().slack,
       async trigger(apps, reason) {
+        // One lookup per Git source (issue 14), handed to every run on it.
+        const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
         // Webhook latency: reconcile the first few now (after the response), queue the rest.
         const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
-        for (const a of inline) ctx.waitUntil(reconcileLogged(env, a));
-        if (apps.length > inline.length) await enqueue(env, apps.slice(inline.length), reason);
+        for (const a of inline) {
+          ctx.waitUntil(reconcileLogged(env, a, { source: hintFor(hints, a) }));
+        }
+        if (apps.length > inline.length) {
+          await enqueue(env, apps.slice(inline.length), hints, reason);
+        }
       },
     });
     return app.fetch(request);
   },
 
-  async scheduled(_event: unknown, env: Env, ctx: Ctx): Promise<void> {
+  async scheduled(event: { scheduledTime?: number; cron?: string }, env: Env, ctx: Ctx) {
     const ports = portsFor(env);
-    const due = await dueApps(ports, new Date());
-    logLine({ msg: "cron", due: due.length });
-    if (env.RECONCILE_QUEUE) await enqueue(env, due, "schedule");
-    else for (const ref of due) ctx.waitUntil(reconcileLogged(env, ref));
+    // Ticks on the cron's grid; the slots of (previous tick, this tick] are due (issue 14).
+    const periodMs = (event.cron && cronPeriodMs(event.cron)) || DEFAULT_TICK_MS;
+    const at = event.scheduledTime ?? Math.floor(Date.now() / periodMs) * periodMs;
+    const plan = await planTick(ports, { at, periodMs });
+    const hints = await resolveSources(ports, plan.due);
+    const messages = env.RECONCILE_QUEUE ? await enqueue(env, plan.due, hints, "schedule") : 0;
+    logLine({
+      msg: "cron",
+      due: plan.due.length,
+      listed: plan.listed,
+      pages: plan.pages,
+      sources: hints.size,
+      messages,
+    });
+    if (!env.RECONCILE_QUEUE) {
+      for (const d of plan.due) {
+        ctx.waitUntil(reconcileLogged(env, d, { compare: d.compare, source: hintFor(hints, d) }));
+      }
+    }
   },
 
   async queue(
     batch: { messages: Array<{ body: ReconcileMessage; ack(): void; retry(): void }> },
     env: Env,
   ): Promise<void> {
+    // One set of ports per invocation: its Apps share the fetched revision (the isolate's Git
+    // port) and one read of the Apps' inventories.
+    const ports = { ...portsFor(env), inventories: createInventoryIndex() };
     for (const msg of batch.messages) {
-      const result = await reconcileLogged(env, msg.body).catch(() => undefined);
-      if (!result || result.retryable) msg.retry();
+      const { apps, namespace, name, source } = msg.body;
+      const targets = apps ?? (namespace && name ? [{ namespace, name }] : []);
+      let retry = false;
+      for (const t of targets) {
+        const ref = { namespace: t.namespace, name: t.name };
+        const options: RunOptions = { compare: "compare" in t && t.compare === true, source };
+        const result = await reconcileLogged(env, ref, options, ports).catch(() => undefined);
+        if (!result || result.retryable) retry = true;
+      }
+      // A run that ended before recording its outcome: the message comes again (its other
+      // Apps' runs find nothing new and write nothing).
+      if (retry) msg.retry();
       else msg.ack();
     }
   },

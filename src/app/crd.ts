@@ -1,5 +1,6 @@
 // Derives the App CustomResourceDefinition from the zod schema (the one source of truth).
 import { z } from "zod";
+import { ROW_COLUMNS } from "./row.ts";
 import {
   API_VERSION,
   AppSpec,
@@ -148,6 +149,9 @@ export function appCrd(): Json {
             { name: "Health", type: "string", jsonPath: ".status.healthStatus" },
             { name: "Revision", type: "string", jsonPath: ".status.shortRevision" },
             { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+            // What the scheduled tick reads from the compact (Table) list: `-o wide` only.
+            ...ROW_COLUMNS.map((c) => ({ ...c, priority: 1 })),
+            // Last, so the longest cell ends the wide line.
             { name: "Message", type: "string", jsonPath: READY(".message"), priority: 1 },
           ],
           schema: {

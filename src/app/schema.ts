@@ -654,8 +654,24 @@ export const AppStatus = z
       .string()
       .optional()
       .describe("While a sync window holds automated sync back: when it may next run (RFC 3339)."),
-    lastReconciledAt: z.string().optional(),
-    nextReconcileAt: z.string().optional(),
+    lastReconciledAt: z
+      .string()
+      .optional()
+      .describe(
+        "When a run last changed this status (a run that finds nothing new writes nothing); after a failed run, when it failed (the backoff counts from it).",
+      ),
+    nextReconcileAt: z
+      .string()
+      .optional()
+      .describe(
+        "No longer written: the schedule is derived from the App's uid, its interval and the clock (the HTTP API's nextReconcileAt gives the next run).",
+      ),
+    redeliverAt: z
+      .string()
+      .optional()
+      .describe(
+        "While Slack notifications wait in pendingNotifications: when a run retries them (RFC 3339; a scheduled tick runs the App then).",
+      ),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
     openAlert: OpenAlert.optional(),
     lastDriftCorrection: DriftCorrection.optional(),

@@ -191,7 +191,8 @@ describe("GET apps", () => {
       operationState: null,
       conditions: status.conditions,
       lastSyncedAt: "2026-03-03T00:00:00Z",
-      nextReconcileAt: "2026-03-04T05:11:07Z",
+      // Derived (status keeps no schedule): no generation observed yet, so due now.
+      nextReconcileAt: new Date(NOW).toISOString(),
       nextSyncWindow: null,
       resources: status.resources ?? [],
       drift: [],

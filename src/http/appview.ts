@@ -1,9 +1,9 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import { type App, type Condition, type Operation, SyncWindow } from "../app/index.ts";
+import { type App, appRow, type Condition, type Operation, SyncWindow } from "../app/index.ts";
 import { nameOf, shortRevision } from "../core/index.ts";
-import { operationFinished } from "../plan/index.ts";
+import { nextRunAt, operationFinished } from "../plan/index.ts";
 
 function record(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null && !Array.isArray(v)
@@ -93,14 +93,22 @@ export function keyOf(app: App): string {
 }
 
 /**
+ * When the App runs next (RFC 3339), derived from its uid, interval, failures and the clock
+ * (plan/schedule.ts nextRunAt, with the Worker's one-minute tick): status stores no schedule.
+ */
+export function nextRunOf(app: App, now: Date): string {
+  return nextRunAt(appRow(app), now).toISOString();
+}
+
+/**
  * The API's view of an App: `{namespace, name, syncStatus, healthStatus, healthReason, ready
  * ({status, reason, message} of the Ready condition, as kubectl get apps -o wide shows it),
  * revision, shortRevision, observedRevision, heldRevision, previousRevisions, operationState,
- * conditions, lastSyncedAt, nextReconcileAt, nextSyncWindow, resources, drift}` — for a Held
- * App, `resources` is the approval preview
- * (what will be created, changed field by field, pruned). Absent scalars are null, lists [].
+ * conditions, lastSyncedAt, nextReconcileAt (derived: nextRunOf), nextSyncWindow, resources,
+ * drift}` — for a Held App, `resources` is the approval preview (what will be created, changed
+ * field by field, pruned). Absent scalars are null, lists [].
  */
-export function summarize(app: App) {
+export function summarize(app: App, now: Date = new Date()) {
   const s = app.status ?? {};
   return {
     namespace: app.metadata.namespace,
@@ -118,7 +126,7 @@ export function summarize(app: App) {
     operationState: s.operationState ?? null,
     conditions: s.conditions ?? [],
     lastSyncedAt: s.lastSyncedAt ?? null,
-    nextReconcileAt: s.nextReconcileAt ?? null,
+    nextReconcileAt: nextRunOf(app, now),
     nextSyncWindow: s.nextSyncWindow ?? null,
     // What approving would create, change (which fields) and prune, and what drifted.
     resources: s.resources ?? [],

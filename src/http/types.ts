@@ -1,12 +1,16 @@
 // Types shared by the HTTP app's routes.
-import type { App } from "../app/index.ts";
+import type { App, AppRow } from "../app/index.ts";
 import type { NamespacedName, Redactor } from "../core/index.ts";
+import type { GitSourceRef } from "../plan/index.ts";
 import type { Caller } from "./auth.ts";
 import type { HttpConfig } from "./config.ts";
 import type { Log } from "./errors.ts";
 
 /** An App by namespace and name. */
 export type AppKey = NamespacedName;
+
+/** An App to reconcile, with its Git source when the trigger knows it (looked up once). */
+export type TriggerTarget = AppKey & { source?: GitSourceRef | undefined };
 
 /**
  * The HTTP app's port to the cluster: the Apps, their operations and Events. Every method may
@@ -17,6 +21,12 @@ export interface AppStore {
   getApp(namespace: string, name: string): Promise<App | undefined>;
   /** Apps in `namespace`, or in all namespaces when undefined. */
   listApps(namespace?: string): Promise<App[]>;
+  /** One page of the compact App list (AppRow), and the token of the next page. */
+  listAppRows(
+    namespace: string | undefined,
+    limit: number,
+    continueToken?: string,
+  ): Promise<{ rows: AppRow[]; continue?: string }>;
   /** Writes spec.operation with a resourceVersion precondition (409 on conflict). */
   setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
   /** Emits a core/v1 Event whose involvedObject is the App. */
@@ -47,8 +57,11 @@ export interface HttpDeps {
   /** The Apps in the cluster. */
   apps: AppStore;
   config: HttpConfig;
-  /** Schedule reconciles of these Apps now (queue on Workers, in-process on Node). Returns quickly. */
-  trigger(apps: AppKey[], reason: string): Promise<void>;
+  /**
+   * Schedule reconciles of these Apps now (queue on Workers, in-process on Node). Returns
+   * quickly. A webhook passes each App's Git source: the runtime looks each source up once.
+   */
+  trigger(apps: TriggerTarget[], reason: string): Promise<void>;
   now(): Date;
   /** Operator log; entries never carry secrets, tokens or bodies. */
   log?: Log;

@@ -67,6 +67,9 @@ const APPS = [
   },
 ];
 
+const WEB_SOURCE = { url: "https://github.com/octo-org/demo.git", ref: "main" };
+const WEB_SSH_SOURCE = { url: "https://GitHub.com/octo-org/demo/", ref: "HEAD" };
+
 const githubHeaders = (body: Uint8Array, event = "push", secret = GITHUB_SECRET) => ({
   "X-GitHub-Event": event,
   "X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
@@ -92,11 +95,12 @@ describe("POST /webhooks/github", () => {
       revision: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
       ref: "refs/heads/main",
     });
+    // Each App with its Git source as written: the runtime looks each source up once.
     expect(kube.calls.trigger).toEqual([
       {
         apps: [
-          { namespace: "team-a", name: "web" },
-          { namespace: "team-a", name: "web-ssh-url" },
+          { namespace: "team-a", name: "web", source: WEB_SOURCE },
+          { namespace: "team-a", name: "web-ssh-url", source: WEB_SSH_SOURCE },
         ],
         reason: "webhook: push refs/heads/main 0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
       },
@@ -278,7 +282,7 @@ describe("POST /webhooks/github", () => {
 
   it("maps a Kubernetes API failure while listing Apps to 502", async () => {
     const { kube, post } = setup();
-    kube.fail.listApps = new KubeApiError(
+    kube.fail.listAppRows = new KubeApiError(
       403,
       "Forbidden",
       "apps.plumb.dev is forbidden: User cannot list",
@@ -430,8 +434,16 @@ describe("POST /webhooks/gitea (real Gitea payload)", () => {
       ref: "refs/heads/develop",
     });
     expect(kube.calls.trigger[0]?.apps).toEqual([
-      { namespace: "g", name: "develop" },
-      { namespace: "g", name: "develop-https" },
+      {
+        namespace: "g",
+        name: "develop",
+        source: { url: "http://localhost:3000/gitea/webhooks.git", ref: "develop" },
+      },
+      {
+        namespace: "g",
+        name: "develop-https",
+        source: { url: "https://localhost:3000/gitea/webhooks", ref: "refs/heads/develop" },
+      },
     ]);
   });
 
@@ -508,8 +520,8 @@ describe("form-encoded deliveries (Content-Type application/x-www-form-urlencode
     expect(await viaForm.json()).toEqual(await viaJson.json());
     expect(form.kube.calls.trigger).toEqual(json.kube.calls.trigger);
     expect(form.kube.calls.trigger[0]?.apps).toEqual([
-      { namespace: "team-a", name: "web" },
-      { namespace: "team-a", name: "web-ssh-url" },
+      { namespace: "team-a", name: "web", source: WEB_SOURCE },
+      { namespace: "team-a", name: "web-ssh-url", source: WEB_SSH_SOURCE },
     ]);
   });
 
@@ -569,7 +581,13 @@ describe("form-encoded deliveries (Content-Type application/x-www-form-urlencode
       revision: "bffeb74224043ba2feb48d137756c8a9331c449a",
       ref: "refs/heads/develop",
     });
-    expect(kube.calls.trigger[0]?.apps).toEqual([{ namespace: "g", name: "develop" }]);
+    expect(kube.calls.trigger[0]?.apps).toEqual([
+      {
+        namespace: "g",
+        name: "develop",
+        source: { url: "http://localhost:3000/gitea/webhooks.git", ref: "develop" },
+      },
+    ]);
   });
 
   it("Gitea: a signature over the form body (not what Gitea signs), or a changed payload, is 401", async () => {

@@ -73,6 +73,81 @@ describe("createKubePort", () => {
     });
   });
 
+  it("lists Apps in pages of 500, following the continue token", async () => {
+    const seen: Array<Record<string, string> | undefined> = [];
+    const t: KubeTransport = async (_m, _p, req) => {
+      seen.push(req?.query);
+      const from = Number(req?.query?.["continue"] ?? 0);
+      const items = Array.from({ length: Math.min(500, 1200 - from) }, (_, i) => ({
+        metadata: { name: `a-${from + i}`, namespace: "ns" },
+      }));
+      const next = from + 500 < 1200 ? String(from + 500) : undefined;
+      return { status: 200, body: { items, metadata: next ? { continue: next } : {} } };
+    };
+    const kube = createKubePort(t, { discovery: new DiscoveryCache() });
+    const apps = await kube.listApps();
+    expect(apps).toHaveLength(1200);
+    expect(apps[1199]).toMatchObject({ kind: "App", metadata: { name: "a-1199" } });
+    expect(seen).toEqual([
+      { limit: "500" },
+      { limit: "500", continue: "500" },
+      { limit: "500", continue: "1000" },
+    ]);
+    expect(kube.requestCounts().list).toBe(3);
+  });
+
+  it("reads the compact App list as the Table form, without objects, one page per call", async () => {
+    const calls: Array<{ path: string; query: unknown; accept: unknown }> = [];
+    const t: KubeTransport = async (_m, path, req) => {
+      calls.push({ path, query: req?.query, accept: req?.accept });
+      return {
+        status: 200,
+        body: {
+          kind: "Table",
+          columnDefinitions: ["Name", "Health", "Namespace", "UID", "Interval", "Generation"].map(
+            (name) => ({ name }),
+          ),
+          rows: [{ cells: ["web", "Healthy", "team-a", "u-1", "5m", 2] }, { cells: [null] }],
+          metadata: { continue: "next-page" },
+        },
+      };
+    };
+    const kube = createKubePort(t, { discovery: new DiscoveryCache() });
+    const page = await kube.listAppRows("team-a", 100, "this-page");
+    expect(page).toEqual({
+      rows: [
+        {
+          namespace: "team-a",
+          name: "web",
+          uid: "u-1",
+          interval: "5m",
+          generation: 2,
+          healthStatus: "Healthy",
+          deleting: false,
+        },
+      ],
+      continue: "next-page",
+    });
+    expect(calls).toEqual([
+      {
+        path: "/apis/plumb.dev/v1alpha1/namespaces/team-a/apps",
+        query: { limit: "100", includeObject: "None", continue: "this-page" },
+        accept: "application/json;as=Table;v=v1;g=meta.k8s.io",
+      },
+    ]);
+  });
+
+  it("says to install this version's CRD when the Table lacks the row columns", async () => {
+    const t: KubeTransport = async () => ({
+      status: 200,
+      body: { kind: "Table", columnDefinitions: [{ name: "Name" }], rows: [] },
+    });
+    const kube = createKubePort(t, { discovery: new DiscoveryCache() });
+    await expect(kube.listAppRows(undefined, 10)).rejects.toThrow(
+      "the App list has no Namespace column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)",
+    );
+  });
+
   it("maps a timeout to 504 Timeout and says how many attempts an error answer took", async () => {
     const slow: KubeTransport = async (method, path) => {
       throw new KubeTransportError(method, path, "timeout", "no answer within 15000 ms (timeout)", {

@@ -1,6 +1,6 @@
 // KubePort over the API server's REST API: the only place plumb talks to Kubernetes.
-import type { App, AppStatus } from "../app/index.ts";
-import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from "../app/index.ts";
+import type { App, AppRow, AppStatus } from "../app/index.ts";
+import { FIELD_MANAGER, GROUP, PLURAL, rowFromCells, VERSION } from "../app/index.ts";
 import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
 import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { readCapabilities } from "./capabilities.ts";
@@ -39,6 +39,9 @@ export interface KubeAppStore extends KubePort {
    */
   listEvents(app: App, limit: number): Promise<AppEventRecord[]>;
 }
+
+/** Apps read per list request (listApps). */
+export const APP_PAGE = 500;
 
 /** Events read per list request, and at most this many requests per listEvents. */
 export const EVENT_PAGE = 250;
@@ -111,12 +114,33 @@ export function createKubePort(
       const path = namespace
         ? `${APPS}/namespaces/${enc(namespace)}/${PLURAL}`
         : `${APPS}/${PLURAL}`;
-      const list = (await ok("list", "GET", path)) as { items?: App[] };
-      return (list.items ?? []).map((a) => ({
-        ...a,
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: "App",
-      }));
+      // In pages (one consistent snapshot through the continue token): thousands of Apps with
+      // their statuses are not one response.
+      const apps: App[] = [];
+      let next: string | undefined;
+      do {
+        const query: Record<string, string> = { limit: String(APP_PAGE) };
+        if (next) query["continue"] = next;
+        const list = (await ok("list", "GET", path, { query })) as {
+          items?: App[];
+          metadata?: { continue?: string };
+        };
+        for (const a of list.items ?? []) {
+          apps.push({ ...a, apiVersion: `${GROUP}/${VERSION}`, kind: "App" });
+        }
+        next = list.metadata?.continue || undefined;
+      } while (next);
+      return apps;
+    },
+    async listAppRows(namespace, limit, continueToken) {
+      const path = namespace
+        ? `${APPS}/namespaces/${enc(namespace)}/${PLURAL}`
+        : `${APPS}/${PLURAL}`;
+      const query: Record<string, string> = { limit: String(limit), includeObject: "None" };
+      if (continueToken) query["continue"] = continueToken;
+      const res = await call("list", "GET", path, { query, accept: TABLE });
+      if (res.status >= 400) throw toError(res, `list Apps (table)`);
+      return appRows(res.body);
     },
     async setFinalizers(app, finalizers, opts = {}) {
       const body = { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } };
@@ -287,6 +311,38 @@ export function createKubePort(
     },
   };
   return port;
+}
+
+/** The Table form of a list (kubectl's `get`): the printer columns, one row per object. */
+const TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
+/**
+ * The rows of a Table of Apps (rowFromCells), and its continue token. Rows without a name or
+ * namespace are dropped; a Table that lacks the row columns altogether means the installed CRD
+ * is older than this plumb, which a tick cannot work with.
+ * @throws Error naming the missing columns
+ */
+function appRows(body: unknown): { rows: AppRow[]; continue?: string } {
+  const table = body as {
+    columnDefinitions?: Array<{ name?: string }>;
+    rows?: Array<{ cells?: unknown[] }>;
+    metadata?: { continue?: string };
+  };
+  const columns = (table.columnDefinitions ?? []).map((c) => c.name ?? "");
+  for (const needed of ["Namespace", "UID", "Interval"]) {
+    if (!columns.includes(needed)) {
+      throw new Error(
+        `the App list has no ${needed} column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)`,
+      );
+    }
+  }
+  const rows: AppRow[] = [];
+  for (const r of table.rows ?? []) {
+    const row = rowFromCells(columns, r.cells ?? []);
+    if (row) rows.push(row);
+  }
+  const next = table.metadata?.continue;
+  return next ? { rows, continue: next } : { rows };
 }
 
 interface RawEvent {

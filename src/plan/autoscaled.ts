@@ -60,12 +60,15 @@ export function withoutReplicas(obj: KubeObject): KubeObject {
  *   `handover`: the loop then gives those replicas to REPLICAS_HANDOVER_MANAGER, so that
  *   dropping them from plumb's next apply does not delete them (the hand-over the Kubernetes
  *   docs describe: kubernetes.io/docs/reference/using-api/server-side-apply/#transferring-ownership).
+ * @param render the whole render, where the HPAs are found (default `objects`: a sync that
+ *   applies only what changed passes the objects to apply and the render apart, issue 14)
  */
 export function autoscaledApplyForms(
   objects: readonly KubeObject[],
   owned: ReadonlySet<string>,
+  render: readonly KubeObject[] = objects,
 ): { objects: KubeObject[]; handover: Set<string> } {
-  const targets = autoscaledTargets(objects);
+  const targets = autoscaledTargets(render);
   const handover = new Set<string>();
   const out = objects.map((obj) => {
     const key = refKey(refOf(obj));

@@ -77,7 +77,6 @@ describe("composeStatus", () => {
       lastSyncedAt: NOW,
       inventory: [cm],
       resources: [{ ...cm, status: "Synced", health: "Healthy" }],
-      nextReconcileAt: later(300_000),
       lastReconciledAt: NOW,
       conditions: conditions(
         ["True", "Synced", `revision ${R1} is applied and healthy`],
@@ -305,8 +304,8 @@ describe("composeStatus", () => {
       { ...recorded, inventory: [], resources: [] },
     ],
   ])("recorded fields: %s", (_name, prev, run, expected) => {
-    const { conditions: _c, lastReconciledAt, nextReconcileAt, ...rest } = composeStatus(prev, run);
-    expect([lastReconciledAt, nextReconcileAt]).toEqual([NOW, later(300_000)]);
+    const { conditions: _c, lastReconciledAt, ...rest } = composeStatus(prev, run);
+    expect(lastReconciledAt).toEqual(NOW);
     expect(rest).toEqual(expected);
   });
 
@@ -315,42 +314,27 @@ describe("composeStatus", () => {
     message: "connection refused",
     stalled,
   });
-  it.each<[string, number | undefined, Partial<RunRecord>, number | undefined, number]>([
-    ["success waits the interval", undefined, {}, undefined, 300_000],
-    ["success resets the failure count", 3, {}, undefined, 300_000],
-    ["the first failure retries in 30 s", undefined, { failure: fail() }, 1, 30_000],
-    ["the fourth failure backs off to 240 s", 3, { failure: fail() }, 4, 240_000],
-    ["backoff stops at 10 min", 9, { failure: fail(), interval: "1h" }, 10, 600_000],
-    ["backoff never exceeds the interval", 5, { failure: fail(), interval: "1m" }, 6, 60_000],
-    ["a stalled failure counts and backs off too", 1, { failure: fail(true) }, 2, 60_000],
+  it.each<[string, number | undefined, Partial<RunRecord>, number | undefined]>([
+    ["success", undefined, {}, undefined],
+    ["success resets the failure count", 3, {}, undefined],
+    ["the first failure counts 1", undefined, { failure: fail() }, 1],
+    ["the fourth failure counts 4", 3, { failure: fail() }, 4],
+    ["a stalled failure counts too", 1, { failure: fail(true) }, 2],
     [
-      "Progressing looks again in 30 s",
+      "Progressing stores no recheck time (the schedule looks every tick)",
       undefined,
       { health: { status: "Progressing", reason: "rolling out" } },
       undefined,
-      30_000,
     ],
-    [
-      "Progressing with a shorter interval keeps the interval",
-      undefined,
-      { health: { status: "Progressing", reason: "rolling out" }, interval: "10s" },
-      undefined,
-      10_000,
-    ],
-    [
-      "a failure while Progressing backs off instead",
-      2,
-      { health: { status: "Progressing", reason: "rolling out" }, failure: fail() },
-      3,
-      120_000,
-    ],
-  ])("schedule: %s", (_name, prevFailures, over, failures, nextInMs) => {
-    const prev: AppStatus = prevFailures === undefined ? {} : { failures: prevFailures };
+  ])("schedule: %s", (_name, prevFailures, over, failures) => {
+    // No next run is stored (issue 14): the failure count and the run's time drive the backoff.
+    const prev: AppStatus =
+      prevFailures === undefined
+        ? { nextReconcileAt: later(-1) }
+        : { failures: prevFailures, nextReconcileAt: later(-1) };
     const status = composeStatus(prev, record(over));
     expect(pick(status, ["failures", "nextReconcileAt", "lastReconciledAt"])).toEqual(
-      failures === undefined
-        ? { nextReconcileAt: later(nextInMs), lastReconciledAt: NOW }
-        : { failures, nextReconcileAt: later(nextInMs), lastReconciledAt: NOW },
+      failures === undefined ? { lastReconciledAt: NOW } : { failures, lastReconciledAt: NOW },
     );
   });
 
@@ -567,7 +551,7 @@ describe("composeStatus", () => {
     };
     const applied: AppStatus = { revision: R1, objectHash: "h1", nextSyncWindow: T0 };
 
-    it("a new revision: OutOfSync, Ready names the window, the next run when it opens", () => {
+    it("a new revision: OutOfSync, Ready names the window, and when it opens (the tick's cue)", () => {
       const status = composeStatus(
         applied,
         record({ observedRevision: R2, syncStatus: "OutOfSync", syncWindow: window }),
@@ -575,7 +559,6 @@ describe("composeStatus", () => {
       expect(pick(status, ["syncStatus", "nextSyncWindow", "nextReconcileAt"])).toEqual({
         syncStatus: "OutOfSync",
         nextSyncWindow: later(120_000),
-        nextReconcileAt: later(120_000),
       });
       expect(status.conditions?.[0]).toMatchObject({
         type: "Ready",
@@ -603,10 +586,10 @@ describe("composeStatus", () => {
       );
     });
 
-    it("the schedule keeps the interval when the window opens later than that", () => {
+    it("a window that opens later than the interval: its time, and no stored schedule", () => {
       const far = { ...window, next: new Date(later(3_600_000)) };
       const status = composeStatus(applied, record({ syncStatus: "OutOfSync", syncWindow: far }));
-      expect(status.nextReconcileAt).toBe(later(300_000));
+      expect(status.nextReconcileAt).toBeUndefined();
       expect(status.nextSyncWindow).toBe(later(3_600_000));
     });
 
@@ -633,50 +616,21 @@ describe("statusChanged", () => {
     revision: R1,
     syncStatus: "Synced",
     lastReconciledAt: T0,
-    nextReconcileAt: later(60_000),
   };
   it.each<[string, AppStatus, AppStatus, boolean]>([
-    ["identical and not yet due", base, { ...base }, false],
-    [
-      "only the run's timestamps moved",
-      base,
-      { ...base, lastReconciledAt: NOW, nextReconcileAt: later(300_000) },
-      false,
-    ],
-    [
-      "key order does not count",
-      base,
-      { nextReconcileAt: base.nextReconcileAt!, syncStatus: "Synced", revision: R1 },
-      false,
-    ],
+    ["identical", base, { ...base }, false],
+    ["only the run's time moved", base, { ...base, lastReconciledAt: NOW }, false],
+    ["key order does not count", base, { syncStatus: "Synced", revision: R1 }, false],
     ["a field changed", base, { ...base, syncStatus: "OutOfSync" }, true],
     ["a field was added", base, { ...base, failures: 1 }, true],
-    ["a field was removed", base, { syncStatus: "Synced", nextReconcileAt: later(60_000) }, true],
+    ["a field was removed", base, { syncStatus: "Synced" }, true],
     [
-      "the schedule is due to advance",
-      { ...base, nextReconcileAt: NOW },
-      { ...base, nextReconcileAt: later(300_000) },
-      true,
-    ],
-    [
-      "the schedule is overdue",
+      "a stored schedule from an earlier version is dropped (once)",
       { ...base, nextReconcileAt: T0 },
-      { ...base, nextReconcileAt: later(300_000) },
-      true,
-    ],
-    [
-      "never scheduled",
-      { revision: R1, syncStatus: "Synced" },
-      { ...base, nextReconcileAt: later(300_000) },
-      true,
-    ],
-    [
-      "a malformed schedule",
-      { ...base, nextReconcileAt: "soon" },
-      { ...base, nextReconcileAt: later(300_000) },
+      { ...base, lastReconciledAt: NOW },
       true,
     ],
   ])("%s → %s", (_name, prev, next, changed) => {
-    expect(statusChanged(prev, next, now)).toBe(changed);
+    expect(statusChanged(prev, next)).toBe(changed);
   });
 });

@@ -19,13 +19,11 @@ import {
 import { type ConditionInput, setCondition } from "./conditions.ts";
 import type { CorrectionRecord } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
-import { nextReconcileAt } from "./schedule.ts";
+import { steadyMessage } from "./messages.ts";
 import type { WindowBlock } from "./windows.ts";
 
 /** How many earlier applied revisions status keeps for rollback. */
 export const REVISION_HISTORY = 10;
-/** While something is Progressing, look again this soon (capped by spec.interval). */
-const PROGRESSING_RECHECK_MS = 30_000;
 
 /** Why a run failed, for the Ready and Stalled conditions and the backoff. */
 export interface Failure {
@@ -57,6 +55,7 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
 export interface RunRecord {
   now: Date;
   generation: number | undefined;
+  /** spec.interval (the schedule derives the next run from it and the App's uid). */
   interval: string;
   /** What the source names now (when it could be resolved). */
   observedRevision?: string;
@@ -101,9 +100,12 @@ export interface RunRecord {
  * Ready (True when the run succeeded and nothing is unhealthy), Reconciling (True while
  * objects are Progressing), Stalled (True when retrying cannot help until the spec changes).
  * previousRevisions is newest first, at most REVISION_HISTORY. `failures` counts
- * consecutive failed runs and drives the backoff of nextReconcileAt.
+ * consecutive failed runs: with lastReconciledAt (the time of the run) it drives the backoff
+ * (plan/schedule.ts). Nothing about the next run is stored: the schedule derives it (issue 14),
+ * so a run that finds nothing new composes the status it started with.
  */
-export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
+export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
+  const run = withSteadyMessages(prev, recorded);
   const status: AppStatus = { ...prev };
   const set = <K extends keyof AppStatus>(key: K, value: AppStatus[K] | undefined) => {
     if (value === undefined) delete status[key];
@@ -171,23 +173,55 @@ export function composeStatus(prev: AppStatus, run: RunRecord): AppStatus {
 
   const failures = run.failure ? (prev.failures ?? 0) + 1 : 0;
   set("failures", failures > 0 ? failures : undefined);
-  let next = nextReconcileAt(run.interval, failures, run.now);
-  if (!run.failure && run.health.status === "Progressing") {
-    next = new Date(Math.min(next.getTime(), run.now.getTime() + PROGRESSING_RECHECK_MS));
-  }
-  // A held-back sync runs when its window opens, not an interval later.
-  const opens = run.syncWindow?.next;
-  if (opens && opens.getTime() < next.getTime()) next = opens;
-  set("nextSyncWindow", opens?.toISOString());
-  set("nextReconcileAt", next.toISOString());
+  // Written by earlier versions; the schedule is derived now (a status that has it is rewritten
+  // once without it).
+  set("nextReconcileAt", undefined);
+  // A held-back sync runs when its window opens (the tick reads it: plan/schedule.ts dueAt).
+  set("nextSyncWindow", run.syncWindow?.next?.toISOString());
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
-  for (const c of conditionsFor(run, prev)) conds = setCondition(conds, c, run.now, run.generation);
+  for (const c of conditionsFor(run, prev)) {
+    const before = prev.conditions?.find((p) => p.type === c.type)?.message;
+    conds = setCondition(
+      conds,
+      { ...c, message: steadyMessage(before, c.message) },
+      run.now,
+      run.generation,
+    );
+  }
   if (run.dns)
     conds = setCondition(conds, { type: "DNSRecords", ...run.dns }, run.now, run.generation);
   set("conditions", conds);
   return status;
+}
+
+/**
+ * `run` with the messages copied from objects made stable (plan/messages.ts, issue 14): the
+ * health reason and each resource line keep their previous text when the new one says the
+ * same in another order, so an unchanged state composes an unchanged status.
+ */
+function withSteadyMessages(prev: AppStatus, run: RunRecord): RunRecord {
+  const reason = run.health.reason ? steadyMessage(prev.healthReason, run.health.reason) : "";
+  const before = new Map((prev.resources ?? []).map((r) => [resourceKey(r), r.message]));
+  const resources = run.resources.map((r) =>
+    r.message === undefined
+      ? r
+      : { ...r, message: steadyMessage(before.get(resourceKey(r)), r.message) },
+  );
+  return { ...run, health: { ...run.health, reason }, resources };
+}
+
+/** A resource line's identity and state: a message is kept only for the same object and state. */
+function resourceKey(r: ResourceStatus): string {
+  return JSON.stringify([
+    r.apiVersion,
+    r.kind,
+    r.namespace ?? "",
+    r.name,
+    r.status,
+    r.health ?? "",
+  ]);
 }
 
 function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
@@ -306,12 +340,11 @@ function dedupe<T extends { revision: string }>(items: T[]): T[] {
 }
 
 /**
- * True when `next` differs from `prev` in anything but the run's own timestamps, or the
- * schedule needs advancing (prev.nextReconcileAt ≤ now). A no-op run writes nothing.
+ * True when `next` differs from `prev` in anything but the run's own time (lastReconciledAt).
+ * A run that finds the same source, spec, objects and health writes nothing (issue 14): the
+ * schedule needs no write to advance.
  */
-export function statusChanged(prev: AppStatus, next: AppStatus, now: Date): boolean {
-  const strip = ({ lastReconciledAt: _a, nextReconcileAt: _b, ...rest }: AppStatus) => rest;
-  if (canonicalJson(strip(prev)) !== canonicalJson(strip(next))) return true;
-  const due = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
-  return Number.isNaN(due) || due <= now.getTime();
+export function statusChanged(prev: AppStatus, next: AppStatus): boolean {
+  const strip = ({ lastReconciledAt: _a, ...rest }: AppStatus) => rest;
+  return canonicalJson(strip(prev)) !== canonicalJson(strip(next));
 }

@@ -4,13 +4,11 @@ import { isSteady } from "./steady.ts";
 
 const R0 = "0".repeat(40);
 const R1 = "1".repeat(40);
-const now = new Date("2026-11-29T12:00:00.000Z");
-const later = (ms: number) => new Date(now.getTime() + ms).toISOString();
 
 function spec(over: Record<string, unknown> = {}): AppSpec {
   return AppSpec.parse({ source: { git: { url: "https://git.example/o/r.git" } }, ...over });
 }
-/** The last full run saw R1 at generation 2, applied it, and is due in a minute. */
+/** The last full run saw R1 at generation 2 and applied it. */
 const steady: AppStatus = {
   observedGeneration: 2,
   observedRevision: R1,
@@ -18,7 +16,6 @@ const steady: AppStatus = {
   revision: R1,
   objectHash: "h1",
   syncStatus: "Synced",
-  nextReconcileAt: later(60_000),
 };
 /** As steady, but the source's R1 is not the applied revision (R0 is). */
 const notApplied: AppStatus = {
@@ -62,10 +59,6 @@ describe("isSteady", () => {
       R1,
       false,
     ],
-    ["due now", spec(), { ...steady, nextReconcileAt: now.toISOString() }, 2, R1, false],
-    ["overdue", spec(), { ...steady, nextReconcileAt: later(-1) }, 2, R1, false],
-    ["never scheduled", spec(), (({ nextReconcileAt: _, ...s }) => s)(steady), 2, R1, false],
-    ["a malformed schedule", spec(), { ...steady, nextReconcileAt: "soon" }, 2, R1, false],
     [
       "automated and the revision is not applied: the gates would apply it",
       spec(),
@@ -132,6 +125,12 @@ describe("isSteady", () => {
       false,
     ],
   ])("%s → %s", (_name, s, prev, generation, revision, expected) => {
-    expect(isSteady(s, prev, generation, revision, now)).toBe(expected);
+    expect(isSteady(s, prev, generation, revision, false)).toBe(expected);
+  });
+
+  it("a run that owes a full comparison (its slot came, or a person asked) is never steady", () => {
+    expect(isSteady(spec(), steady, 2, R1, false)).toBe(true);
+    expect(isSteady(spec(), steady, 2, R1, true)).toBe(false);
+    expect(isSteady(spec({ freeze: true }), notApplied, 2, R1, true)).toBe(false);
   });
 });

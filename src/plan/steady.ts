@@ -4,23 +4,24 @@ import { pendingOperation } from "./operations.ts";
 
 /**
  * True when the last full run saw the same revision, spec (generation) and render, nothing is
- * pending (no operation, no failure being retried, no selfHeal comparison owed) and the App is
- * not yet due for its next full comparison (status.nextReconcileAt > now). Then the run skips
+ * pending (no operation, no failure being retried, no selfHeal comparison owed) and this run
+ * does not owe a full comparison (`compare`: its slot in the interval came, or a person asked
+ * for the run; issue 14's schedule keeps nothing in status to tell). Then the run skips
  * the fetch and the render and only observes the inventory's health. Where the last render
  * (observedObjectHash) is not the applied one, it must be one the gates would not apply anyway:
  * frozen, manual sync, held for approval, rejected (issue 16), or the render a Rollback moved
  * away from.
  * @param generation metadata.generation of the App now
  * @param revision what the source resolved to this run
+ * @param compare the run owes a full comparison (RunContext.compare)
  */
 export function isSteady(
   spec: AppSpec,
   prev: AppStatus,
   generation: number | undefined,
   revision: string,
-  now: Date,
+  compare: boolean,
 ): boolean {
-  const next = prev.nextReconcileAt ? Date.parse(prev.nextReconcileAt) : Number.NaN;
   return (
     pendingOperation(spec, prev) === undefined &&
     !spec.syncPolicy.selfHeal &&
@@ -36,6 +37,6 @@ export function isSteady(
       (prev.rejectedObjectHash === undefined && prev.rejectedRevision === revision) ||
       prev.rolledBackFromObjectHash === prev.observedObjectHash ||
       (prev.rolledBackFromObjectHash === undefined && prev.rolledBackFrom === revision)) &&
-    next > now.getTime()
+    !compare
   );
 }

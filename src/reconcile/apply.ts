@@ -55,7 +55,8 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
  * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
  * that exists is left alone (prepareTakeover). A workload an HPA of the render
  * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms;
- * issue 10, kind 2).
+ * issue 10, kind 2). Objects in `unchanged` are not applied (issue 14: their form was applied
+ * and they were seen as desired); they still count as the render's, e.g. an HPA among them.
  */
 export async function applyDesired(
   ctx: RunContext,
@@ -63,9 +64,11 @@ export async function applyDesired(
   owners: ReadonlyMap<string, readonly string[]>,
   adopt = false,
   hashes?: ReadonlyMap<string, string>,
+  unchanged: ReadonlySet<string> = new Set(),
 ): Promise<ApplyOutcome> {
   const contested = new Map<string, string>();
-  const claimed = objects.filter((o) => {
+  const candidates = objects.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const claimed = candidates.filter((o) => {
     const key = refKey(refOf(o));
     const owner = o.kind === "Namespace" ? undefined : owners.get(key)?.join(", ");
     if (owner) {
@@ -79,17 +82,18 @@ export async function applyDesired(
   const mine = await sharedForms(claimed, owners, ctx);
   // A Job with a TTL applied in this very form is not applied again: its TTL may have removed
   // it, finished (issue 10, kind 5). It is read instead: live, or gone and done.
-  const unchanged = unchangedTtlJobs(mine, ctx.inventory, hashes);
-  const toApply = mine.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const ttlJobs = unchangedTtlJobs(mine, ctx.inventory, hashes);
+  const toApply = mine.filter((o) => !ttlJobs.has(refKey(refOf(o))));
   const takeover = await prepareTakeover(ctx, toApply, adopt);
-  const forms = autoscaledApplyForms(takeover.apply, new Set(ctx.inventory.map(refKey)));
+  const owned = new Set(ctx.inventory.map(refKey));
+  const forms = autoscaledApplyForms(takeover.apply, owned, objects);
   const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
     outcome.failed.set(key, { message, terminal: false });
   for (const [key, message] of contested) outcome.failed.set(key, { message, terminal: false });
   if (takeover.adopted.length > 0) outcome.adopted = takeover.adopted;
-  for (const obj of mine.filter((o) => unchanged.has(refKey(refOf(o))))) {
+  for (const obj of mine.filter((o) => ttlJobs.has(refKey(refOf(o))))) {
     const key = refKey(refOf(obj));
     try {
       const live = await ctx.cluster.get(refOf(obj));

@@ -77,9 +77,9 @@ describe("Reject (issue 16)", () => {
     expect(kube.events.map((e) => e.reason)).toContain("Rejected");
     expect(liveValue()).toBeUndefined();
 
-    // Runs later (full runs, past nextReconcileAt) neither hold it again nor apply it.
+    // Runs later (full comparisons: the App's slot came) neither hold it again nor apply it.
     for (const s of [10, 3600, 7200]) {
-      await reconcileApp(REF, ports, at(s));
+      await reconcileApp(REF, ports, at(s), { compare: true });
       expect(status()).toMatchObject({ syncStatus: "OutOfSync", rejectedRevision: A });
       expect(status().heldRevision).toBeUndefined();
     }
@@ -122,7 +122,7 @@ describe("Reject (issue 16)", () => {
 });
 
 describe("a held revision", () => {
-  it("stays Held on a run before nextReconcileAt (the steady path keeps the sync status)", async () => {
+  it("stays Held on a run that owes no full comparison (the steady path keeps the sync status)", async () => {
     const { ports, status } = setup({ requiresApproval: true });
     await reconcileApp(REF, ports, t0);
     await reconcileApp(REF, ports, at(10));

@@ -2,8 +2,22 @@
 // and the run's clock. A plain value; the steps return what they found.
 import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
-import { type DestinationRecord, splitInventory } from "../plan/index.ts";
+import { type DestinationRecord, type SourceHint, splitInventory } from "../plan/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
+
+/** How a run was asked for (issue 14): what its trigger knows that the App does not say. */
+export interface RunOptions {
+  /**
+   * The run owes a full comparison (fetch, render, drift): the App's slot in its interval came,
+   * or a person asked for the run. Otherwise a run that finds nothing new only looks at health.
+   */
+  compare?: boolean | undefined;
+  /**
+   * The revision the tick or a webhook resolved for a source (once per repository and ref);
+   * used only when it names the App's own source (hintFits), else the run resolves it itself.
+   */
+  source?: SourceHint | undefined;
+}
 
 export interface RunContext {
   /** The App as read at the start of the run (its resourceVersion guards the status write). */
@@ -22,6 +36,10 @@ export interface RunContext {
   readonly inventory: readonly InventoryEntry[];
   /** The cluster the App's objects go to: ports.kube unless spec.destination.cluster names one. */
   readonly cluster: ClusterPort;
+  /** The run owes a full comparison (RunOptions.compare). */
+  readonly compare: boolean;
+  /** A revision resolved for the App's source by the trigger (RunOptions.source). */
+  readonly hint: SourceHint | undefined;
   /** The remote destination (issue 15); undefined for the cluster the App lives in. */
   readonly destination?: DestinationRecord;
   /**
@@ -45,7 +63,12 @@ export interface LeaseHold {
 }
 
 /** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */
-export function runContext(app: App, ports: Ports, now: Date): RunContext {
+export function runContext(
+  app: App,
+  ports: Ports,
+  now: Date,
+  options: RunOptions = {},
+): RunContext {
   const prev = app.status ?? {};
   const ref = { namespace: app.metadata.namespace, name: app.metadata.name };
   const { here, elsewhere } = splitInventory(prev.inventory ?? [], undefined);
@@ -58,6 +81,8 @@ export function runContext(app: App, ports: Ports, now: Date): RunContext {
     id: nameOf(ref),
     inventory: here,
     cluster: ports.kube,
+    compare: options.compare === true,
+    hint: options.source,
     departed: elsewhere,
   };
 }

@@ -181,7 +181,9 @@ describe("remote destination", () => {
       reason: "DestinationUnreachable",
     });
     expect(app().status?.failures).toBe(1);
-    expect(app().status?.nextReconcileAt).toBe(at(90).toISOString());
+    // The backoff counts from the failed run (issue 14: nothing about the next run is stored).
+    expect(app().status?.lastReconciledAt).toBe(at(60).toISOString());
+    expect(app().status?.nextReconcileAt).toBeUndefined();
     expect(names(b).sort()).toEqual(["one", "two"]);
     down.clear();
     const back = await reconcileApp(web, ports, at(120));
@@ -243,32 +245,36 @@ describe("remote destination", () => {
   });
 
   it("another App owns a name only on its own cluster", async () => {
-    const { home, c, head, ports } = setup();
+    const claimedOn = (server: string) => {
+      const { home, c, ports } = setup();
+      addApp(home, "team-a", "other", { source: { git: { url: "https://git.example/o.git" } } });
+      home.apps.get("team-a/other")!.status = {
+        inventory: [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            namespace: "team-a",
+            name: "one",
+            cluster: server,
+          },
+        ],
+      };
+      const app = home.apps.get("team-a/web")!;
+      app.spec = {
+        ...(app.spec as Record<string, unknown>),
+        destination: { cluster: { secretRef: { name: "to-c" } } },
+      };
+      return { c, ports };
+    };
     // An App deploying ConfigMap team-a/one to cluster B does not block this App on cluster C.
-    addApp(home, "team-a", "other", { source: { git: { url: "https://git.example/o.git" } } });
-    home.apps.get("team-a/other")!.status = {
-      inventory: [
-        {
-          apiVersion: "v1",
-          kind: "ConfigMap",
-          namespace: "team-a",
-          name: "one",
-          cluster: "https://b.example:6443",
-        },
-      ],
-    };
-    const app = home.apps.get("team-a/web")!;
-    app.spec = {
-      ...(app.spec as Record<string, unknown>),
-      destination: { cluster: { secretRef: { name: "to-c" } } },
-    };
-    expect(await reconcileApp(web, ports, t0)).toMatchObject({ syncStatus: "Synced" });
-    expect(names(c).sort()).toEqual(["one", "two"]);
+    const onB = claimedOn("https://b.example:6443");
+    expect(await reconcileApp(web, onB.ports, t0)).toMatchObject({ syncStatus: "Synced" });
+    expect(names(onB.c).sort()).toEqual(["one", "two"]);
     // ... but one on cluster C does.
-    home.apps.get("team-a/other")!.status!.inventory![0]!.cluster = "https://c.example:6443";
-    head.sha = B;
-    const contested = await reconcileApp(web, ports, at(60));
+    const onC = claimedOn("https://c.example:6443");
+    const contested = await reconcileApp(web, onC.ports, t0);
     expect(contested.error).toContain("belongs to App team-a/other");
+    expect(names(onC.c)).not.toContain("one");
   });
 
   it("deleting the App prunes on the destination; unreachable keeps the finalizer unless annotated", async () => {

@@ -1,27 +1,92 @@
-// Exact ownership: which objects other Apps own, from their inventories (one list of Apps).
+// Exact ownership: which objects other Apps own, from their inventories (one list of Apps, or
+// the index the runs of one tick share).
+import type { App, InventoryEntry } from "../app/index.ts";
 import { nameOf, refKey } from "../core/index.ts";
 import type { RunContext } from "./context.ts";
+import type { InventoryIndex, KubePort } from "./ports.ts";
 
 /**
  * refKey → "namespace/name" of every other App whose status.inventory lists the object on the
  * same cluster (sorted; several only for a Namespace, which Apps may share). `server` is an API
  * server URL, undefined for the cluster the Apps live in (issue 15: Apps deploying the same names
  * to different clusters do not contend). Apps are told apart by uid, so a re-created App with the
- * same name is another App.
+ * same name is another App. With ports.inventories (a tick's shared index, issue 14) the Apps
+ * are listed once for all its runs.
  */
 export async function claimedByOthers(
   ctx: RunContext,
   server: string | undefined = ctx.destination?.server,
 ): Promise<Map<string, string[]>> {
+  const apps = ctx.ports.inventories
+    ? await ctx.ports.inventories.claims(ctx.ports.kube)
+    : claimsOf(await ctx.ports.kube.listApps());
+  const self = ctx.app.metadata.uid ?? nameOf(ctx.ref);
+  const prefix = clusterPrefix(server);
   const owners = new Map<string, string[]>();
-  for (const other of await ctx.ports.kube.listApps()) {
-    if (other.metadata.uid === ctx.app.metadata.uid) continue;
-    const id = nameOf(other.metadata);
-    for (const ref of other.status?.inventory ?? []) {
-      if (ref.cluster !== server) continue;
-      const key = refKey(ref);
-      owners.set(key, [...(owners.get(key) ?? []), id].sort());
-    }
+  for (const [key, claimants] of apps) {
+    if (!key.startsWith(prefix)) continue;
+    const others = claimants.filter((c) => c.app !== self).map((c) => c.id);
+    if (others.length > 0) owners.set(key.slice(prefix.length), others.sort());
   }
   return owners;
+}
+
+type Claims = Map<string, Array<{ app: string; id: string }>>;
+
+/** The key prefix of a cluster's objects in Claims: its API server URL ("" for the home one). */
+function clusterPrefix(server: string | undefined): string {
+  return `${server ?? ""}\u0000`;
+}
+
+/** cluster + refKey → the Apps (uid, or namespace/name without one) whose inventory lists it. */
+function claimsOf(apps: readonly App[]): Claims {
+  const claims: Claims = new Map();
+  for (const app of apps) add(claims, app, app.status?.inventory ?? []);
+  return claims;
+}
+
+function add(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
+  const id = nameOf(app.metadata);
+  const self = app.metadata.uid ?? id;
+  for (const ref of inventory) {
+    const key = clusterPrefix(ref.cluster) + refKey(ref);
+    claims.set(key, [...(claims.get(key) ?? []), { app: self, id }]);
+  }
+}
+
+/**
+ * An index of the Apps' inventories shared by the runs of one tick (issue 14: the first sync
+ * of 1,000 Apps listed every App 1,000 times). The first run that needs it lists the Apps; each
+ * sync records what its App owns now (record), so a later run of the same tick sees it. A claim
+ * made meanwhile by another process is not seen — the objects it applied carry that App's
+ * tracking labels, which refuse them (prepareTakeover) as before.
+ */
+export function createInventoryIndex(): InventoryIndex {
+  let loaded: Promise<Claims> | undefined;
+  const pending: Array<[App, readonly InventoryEntry[]]> = [];
+  return {
+    claims(kube: KubePort) {
+      loaded ??= kube.listApps().then((apps) => {
+        const claims = claimsOf(apps);
+        for (const [app, inventory] of pending.splice(0)) replace(claims, app, inventory);
+        return claims;
+      });
+      return loaded;
+    },
+    record(app, inventory) {
+      if (!loaded) pending.push([app, inventory]);
+      else void loaded.then((claims) => replace(claims, app, inventory));
+    },
+  };
+}
+
+function replace(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
+  const self = app.metadata.uid ?? nameOf(app.metadata);
+  for (const [key, list] of claims) {
+    const rest = list.filter((c) => c.app !== self);
+    if (rest.length === list.length) continue;
+    if (rest.length > 0) claims.set(key, rest);
+    else claims.delete(key);
+  }
+  add(claims, app, inventory);
 }

@@ -1,7 +1,15 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
 // (Kustomize and Helm hosts), src/notify (Slack), src/dns (Cloudflare DNS). Tests pass fakes.
-import type { App, AppStatus, ChartSource, GitSource, ImageSource } from "../app/index.ts";
+import type {
+  App,
+  AppRow,
+  AppStatus,
+  ChartSource,
+  GitSource,
+  ImageSource,
+  InventoryEntry,
+} from "../app/index.ts";
 import type {
   DnsRecord,
   DnsRecordInput,
@@ -101,6 +109,15 @@ export interface KubePort extends ClusterPort {
   getApp(namespace: string, name: string): Promise<App | undefined>;
   /** Apps in `namespace`, or in all namespaces when undefined. */
   listApps(namespace?: string): Promise<App[]>;
+  /**
+   * One page of the compact App list (AppRow: what the scheduled tick needs, no status beyond
+   * it): at most `limit` rows, and `continue` for the next page while there is one.
+   */
+  listAppRows(
+    namespace: string | undefined,
+    limit: number,
+    continueToken?: string,
+  ): Promise<{ rows: AppRow[]; continue?: string }>;
   /** Sets metadata.finalizers with a resourceVersion precondition (409 on conflict). */
   setFinalizers(app: App, finalizers: string[], options?: WriteOptions): Promise<App>;
   /** Replaces the status subresource with a resourceVersion precondition (409 on conflict). */
@@ -253,6 +270,19 @@ export interface NotifyPort {
   slack(webhookUrl: string, payload: Record<string, unknown>): Promise<void>;
 }
 
+/**
+ * The Apps' inventories, read once and shared by the runs of one tick (reconcile/ownership.ts
+ * createInventoryIndex): refKey → the Apps (`app`: uid, or namespace/name) listing the object.
+ */
+export interface InventoryIndex {
+  claims(kube: KubePort): Promise<ReadonlyMap<string, ReadonlyArray<{ app: string; id: string }>>>;
+  /**
+   * What `app` owns now (its whole inventory after a sync, each entry with its cluster), for
+   * the later runs of the tick.
+   */
+  record(app: App, inventory: readonly InventoryEntry[]): void;
+}
+
 /** Everything a reconcile needs from the outside world. */
 export interface Ports {
   kube: KubePort;
@@ -272,6 +302,8 @@ export interface Ports {
   allowedDestinations?: readonly string[];
   /** Cluster-wide policy: cluster-scoped kinds Apps may apply besides Namespaces. */
   allowedClusterKinds?: readonly string[];
+  /** The tick's shared index of the Apps' inventories; absent: each run lists the Apps. */
+  inventories?: InventoryIndex;
   /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
   destinations?: DestinationPort;
   /**

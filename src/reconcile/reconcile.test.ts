@@ -154,8 +154,9 @@ describe("reconcileApp decisions (fake API server)", () => {
       nextSyncWindow: "2026-11-29T13:00:00.000Z",
       // Health is still observed (the fake's Deployment has no status yet: Progressing).
       healthStatus: "Progressing",
-      nextReconcileAt: "2026-11-29T12:01:30.000Z",
     });
+    // Nothing about the schedule is stored (issue 14): the tick reads nextSyncWindow.
+    expect(status(kube).nextReconcileAt).toBeUndefined();
     // Progressing wins Ready's reason; its message still says what the window holds back.
     expect(status(kube).conditions?.[0]).toMatchObject({
       reason: "Progressing",
@@ -171,7 +172,7 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(status(kube).nextSyncWindow).toBeUndefined();
   });
 
-  it("a run before the App is due (fast path) keeps what the last full run found", async () => {
+  it("a run that owes no full comparison (fast path) keeps what the last full run found", async () => {
     const { kube, head, ports } = setup();
     const fetched: string[] = [];
     const git = ports.git as GitPort;
@@ -241,6 +242,62 @@ describe("reconcileApp decisions (fake API server)", () => {
       revision: "d".repeat(40),
     });
     expect(kube.objects.has("example.com/Widget/team-a/w")).toBe(true);
+  });
+});
+
+describe("reconcileApp on a steady App (issue 14)", () => {
+  const ref = { namespace: "team-a", name: "web" };
+
+  it("a full comparison of an unchanged App fetches, compares and writes nothing, however late", async () => {
+    const { kube, ports } = setup();
+    const fetched: string[] = [];
+    const git = ports.git as GitPort;
+    const fetch = git.fetch;
+    git.fetch = async (s, c, a) => {
+      fetched.push(c);
+      return fetch(s, c, a);
+    };
+    await reconcileApp(ref, ports, t0);
+    await reconcileApp(ref, ports, later(1)); // health settles
+    const before = structuredClone(kube.apps.get("team-a/web"));
+    for (const s of [300, 600, 86_400, 864_000]) {
+      fetched.length = 0;
+      const counts = kube.requestCounts();
+      const r = await reconcileApp(ref, ports, later(s), { compare: true });
+      expect(r.outcome).toBe("Reconciled");
+      expect(fetched).toEqual(["a".repeat(40)]);
+      const after = kube.requestCounts();
+      expect(after.update - counts.update + after.patch - counts.patch).toBe(0);
+      expect(after.create - counts.create).toBe(0);
+    }
+    expect(kube.apps.get("team-a/web")).toEqual(before);
+  });
+
+  it("uses the revision a trigger resolved for its own source, and resolves any other itself", async () => {
+    const { ports, head } = setup();
+    const resolved: string[] = [];
+    const git = ports.git as GitPort;
+    git.resolve = async (s) => {
+      resolved.push(s.url);
+      return head.sha;
+    };
+    const url = "https://git.example/org/repo.git";
+    const hint = { url, ref: "HEAD", revision: "b".repeat(40) };
+    const r = await reconcileApp(ref, ports, t0, { source: hint });
+    expect(resolved).toEqual([]);
+    expect(r).toMatchObject({ outcome: "Reconciled", revision: "b".repeat(40) });
+
+    // Another ref, URL or a Secret the App does not use: not this App's source.
+    for (const other of [
+      { ...hint, ref: "main" },
+      { ...hint, url: `${url}/` },
+      { ...hint, secret: "team-a/git" },
+    ]) {
+      resolved.length = 0;
+      const again = await reconcileApp(ref, ports, later(60), { source: other });
+      expect(resolved).toEqual([url]);
+      expect(again).toMatchObject({ revision: "a".repeat(40) });
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 // reconcileApp: one stateless run for one App, as a checklist (DESIGN.md "The reconcile, step by
 // step"; modelled on Flux kustomize-controller's reconcile()). Each step returns what it found;
 // the run's status is composed and written once, by recordRun (step 10).
-import { type AppSpec, FINALIZER, validateSpec } from "../app/index.ts";
+import { type AppSpec, FINALIZER, type HealthStatus, validateSpec } from "../app/index.ts";
 import {
   describeRef,
   EventReason,
@@ -24,15 +24,19 @@ import {
   decide,
   type Failure,
   isSteady,
+  needsOwners,
   observedOutcome,
   operationOutcome,
   pendingOperation,
+  placeInventory,
   type RunOutcome,
   refuseEmptyRender,
   retryLeftovers,
+  staleRefs,
+  unchangedObjects,
 } from "../plan/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
-import { type RunContext, runContext } from "./context.ts";
+import { type RunContext, type RunOptions, runContext } from "./context.ts";
 import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
 import { type DnsOutcome, syncDns } from "./dns.ts";
 import { type Correction, correctDrift } from "./drift.ts";
@@ -51,13 +55,8 @@ import { type Cursor, isConflict, isRecordable, settle } from "./settle.ts";
 import { type Desired, renderRevision, resolveSource } from "./source.ts";
 import { trackInventory } from "./track.ts";
 
+export type { RunOptions } from "./context.ts";
 export type { RunResult } from "./record.ts";
-
-/** How a run was asked for. */
-export interface RunOptions {
-  /** A person asked for this run (CLI on one App, --force): no fast path, a full comparison. */
-  full?: boolean;
-}
 
 /**
  * Runs of one call: a conflicting status write, a busy or lost Lease, or an App that changed
@@ -79,8 +78,8 @@ const MAX_NAME = 63;
  * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
  * learns the run's source credentials and the values of the Secrets it renders (kind 6).
  * @param now the run's clock (every time written to status derives from it)
- * @param options.full a run a person asked for (the CLI on one App, `--force`): skip the fast
- *   path and compare every object with the source (issue 9)
+ * @param options what the trigger knows: a full comparison owed (its slot came, or a person
+ *   asked for the run: the CLI on one App, `--force`, issue 9), a revision already resolved
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
@@ -130,8 +129,8 @@ async function runOnce(
   // 1. Get the App. Gone: done. Being deleted: finalize. Otherwise ensure the finalizer.
   const app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
-  if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now));
-  let home = runContext(app, ports, now);
+  if (app.metadata.deletionTimestamp) return finalizeApp(runContext(app, ports, now, options));
+  let home = runContext(app, ports, now, options);
   try {
     const finalizers = app.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) {
@@ -139,9 +138,10 @@ async function runOnce(
         await ports.kube.setFinalizers(app, [...finalizers, FINALIZER]),
         ports,
         now,
+        options,
       );
     }
-    return await checklist(home, options);
+    return await checklist(home);
   } catch (e) {
     if (!isRecordable(e)) throw e;
     const spec = validateApp(home);
@@ -151,7 +151,7 @@ async function runOnce(
 }
 
 /** Steps 2–10 for an App that exists and is not being deleted (`home`: its own cluster). */
-async function checklist(home: RunContext, options: RunOptions): Promise<RunLine> {
+async function checklist(home: RunContext): Promise<RunLine> {
   const { app, now } = home;
 
   // 2. Validate the spec. Invalid: Stalled until the generation changes.
@@ -171,13 +171,12 @@ async function checklist(home: RunContext, options: RunOptions): Promise<RunLine
   const { revision, auth } = source.value;
   const observed = { observedRevision: revision };
 
-  // 4. Fast path: nothing changed since the last full run, nothing is due: health only.
-  //    Objects left on a former destination are not steady: the full run moves them. Never
-  //    for a run a person asked for: they want to know about drift now.
+  // 4. Fast path: nothing changed since the last full run, no comparison owed (its slot came,
+  //    or a person asked for the run): health only. Objects left on a former destination are
+  //    not steady: the full run moves them.
   if (
-    !options.full &&
     ctx.departed.length === 0 &&
-    isSteady(spec.value, ctx.prev, app.metadata.generation, revision, now)
+    isSteady(spec.value, ctx.prev, app.metadata.generation, revision, ctx.compare)
   ) {
     const seen = await observe(ctx, undefined);
     const outcome = observedOutcome({
@@ -384,11 +383,22 @@ async function sync(
   decision: Extract<Decision, { action: "apply" }>,
   source: { revision: string; objectHash: string | undefined },
 ): Promise<RunOutcome> {
-  // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest). A host another
-  //    Ingress serves: nothing. A new revision that renders the set last applied (every object
-  //    still live) is recorded without applying it again. What the apply may create is tracked
-  //    in status first (trackInventory).
-  const hostConflict = await checkHosts(cursor.ctx, target.objects);
+  // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest) what changed: an
+  //    object in the form last applied and seen live and as desired is left alone (issue 14).
+  //    An operation (Sync, Deploy, Rollback, Approve: a person asked) applies the whole desired
+  //    state again, as Argo CD's sync does. A host another Ingress serves: nothing. The other
+  //    Apps' inventories are read only when an object is new to this one, a Namespace, or
+  //    pruned. What the apply may create is tracked in status first (trackInventory).
+  const unchanged = decision.operation
+    ? new Map<string, { status: HealthStatus; message?: string }>()
+    : unchangedObjects(target.objects, target.hashes, {
+        inventory: cursor.ctx.inventory,
+        resources: cursor.ctx.prev.resources,
+        drift: cursor.ctx.prev.drift,
+      });
+  const changed = target.objects.filter((o) => !unchanged.has(refKey(refOf(o))));
+  const skip = new Set(unchanged.keys());
+  const hostConflict = await checkHosts(cursor.ctx, changed);
   if (hostConflict) {
     return failedOutcome(cursor.ctx, hostConflict, { operation: decision.operation });
   }
@@ -404,13 +414,16 @@ async function sync(
       events: [...departed.events, ...outcome.events],
     };
   }
-  const owners = await claimedByOthers(cursor.ctx);
-  const toApply = target.objects
+  const stale = staleRefs(cursor.ctx.inventory, target.objects.map(refOf));
+  const owners = needsOwners(changed, cursor.ctx.inventory, stale)
+    ? await claimedByOthers(cursor.ctx)
+    : new Map<string, string[]>();
+  const toApply = changed
     .map(refOf)
     .filter((ref) => ref.kind === "Namespace" || !owners.has(refKey(ref)));
   cursor.ctx = await trackInventory(cursor.ctx, toApply);
   const ctx = cursor.ctx;
-  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes);
+  const applied = await applyDesired(ctx, target.objects, owners, spec.adopt, target.hashes, skip);
   // 8. Prune: only after this render applied; failed deletes stay in the inventory. Nothing
   //    when a pre-sync hook stopped the apply.
   const desiredRefs = target.objects.map(refOf);
@@ -419,8 +432,13 @@ async function sync(
     : await pruneStale(ctx, spec, desiredRefs, owners);
   // 8. Health of what was applied, from the objects the API server returned (and of objects
   //    whose apply failed, as they are).
+  //    Objects left alone keep the health the last run saw.
   const live = new Map([...applied.existing, ...applied.applied]);
-  const health = assessSet(desiredRefs, live, ctx.now, finishedHealth(applied.finished));
+  const known = new Map<string, { status: HealthStatus; message?: string }>([
+    ...unchanged,
+    ...finishedHealth(applied.finished),
+  ]);
+  const health = assessSet(desiredRefs, live, ctx.now, known);
   // 8. DNS records of the applied Ingresses' hosts (when the cluster configures a zone); not
   //    while an Ingress failed to apply, whose records must not go for a passing error.
   const ingressFailed = target.objects.some(
@@ -453,6 +471,10 @@ async function sync(
   outcome.departed = departed.remaining;
   outcome.events.push(...departed.events);
   if (departed.failure && !outcome.failure) outcome.failure = departed.failure;
+  ctx.ports.inventories?.record(
+    ctx.app,
+    placeInventory(outcome.inventory, ctx.destination?.server, departed.remaining),
+  );
   return withDns(outcome, dns);
 }
 

@@ -22,13 +22,13 @@ import { announceAndRedeliver } from "./redeliver.ts";
 /** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
 export interface RunResult {
   app: string;
-  /** Skipped: a scheduled run found the App not due (see nextReconcileAt). */
+  /** Skipped: a scheduled run found the App not due (its slot has not come; see nextReconcileAt). */
   outcome: "Reconciled" | "NotFound" | "Finalized" | "Failed" | "Skipped";
   syncStatus?: SyncStatus;
   healthStatus?: HealthStatus;
   revision?: string;
   error?: string;
-  /** For a Skipped App: when it is due. */
+  /** For a Skipped App: when it is due (derived: plan/schedule.ts nextRunAt). */
   nextReconcileAt?: string;
   /** True when the run ended before it could record its outcome in status (retry it). */
   retryable?: boolean;
@@ -64,7 +64,7 @@ const STATUS_ATTEMPTS = 3;
 
 /**
  * Writes the App's status from `outcome` (composeStatus), if it differs from the stored one in
- * anything but the run's own timestamps or the schedule is due to advance; then emits the
+ * anything but the run's own time (a steady run writes nothing, issue 14); then emits the
  * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
  * announces transitions to Slack, after redelivering what earlier runs could not send
  * (announceAndRedeliver). The write is conditional on the resourceVersion the run holds
@@ -106,7 +106,7 @@ export async function recordRun(
   const announced = transitions(ctx.prev, composed, driftCorrected ?? 0);
   const status = withOpenAlert(ctx.prev, composed, announced, ctx.now);
   // Compared with the stored status: the run may have written one already (trackInventory).
-  const changed = statusChanged(ctx.app.status ?? {}, status, ctx.now);
+  const changed = statusChanged(ctx.app.status ?? {}, status);
   let written = ctx.app;
   if (changed) {
     try {
@@ -132,7 +132,7 @@ export async function recordRun(
   if (status.healthStatus) line.healthStatus = status.healthStatus;
   if (status.revision) line.revision = status.revision;
   if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
-  const followUp = followUpSeconds(status, ctx.now);
+  const followUp = followUpSeconds(status);
   if (followUp !== undefined) line.followUpSeconds = followUp;
   return line;
 }

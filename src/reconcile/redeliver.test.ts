@@ -35,15 +35,15 @@ function setup(slackUp: boolean) {
 }
 
 describe("announceAndRedeliver", () => {
-  it("keeps what Slack refused, brings the schedule forward and says so in an Event", async () => {
+  it("keeps what Slack refused, sets when a tick retries it and says so in an Event", async () => {
     const s = setup(false);
-    s.app().status = { nextReconcileAt: "2026-12-01T10:05:00.000Z" };
+    s.app().status = { observedGeneration: 1 };
     const ctx = runContext(structuredClone(s.app()), s.ports, NOW);
     await announceAndRedeliver(ctx, structuredClone(s.app()), [SYNCED]);
     expect(s.app().status?.pendingNotifications).toEqual([
       { event: "Synced", message: "applied revision abc1234", at: NOW.toISOString(), attempts: 1 },
     ]);
-    expect(s.app().status?.nextReconcileAt).toBe("2026-12-01T10:00:30.000Z");
+    expect(s.app().status?.redeliverAt).toBe("2026-12-01T10:00:30.000Z");
     expect(s.kube.events.map((e) => e.message)).toEqual([
       "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
     ]);

@@ -23,8 +23,8 @@ const WRITE_ATTEMPTS = 3;
  * Sends the pending notifications still in their window (oldest first, each marked with the
  * time it happened), then `list`. What fails is kept (a NotificationFailed Event says until
  * when); what expired is dropped with a NotificationFailed Event. When the queue changed, it is
- * written to status (a second write, only then), with nextReconcileAt brought forward to the
- * retry time so a scheduled run comes back for it; a conflicting write re-reads the App and
+ * written to status (a second write, only then), with status.redeliverAt at the retry time so
+ * a scheduled tick comes back for it; a conflicting write re-reads the App and
  * merges the queues.
  * @param app the App as last written by this run (its resourceVersion guards the write)
  */
@@ -115,18 +115,19 @@ async function writeQueue(
   }
 }
 
-/** `status` with the queue, and nextReconcileAt no later than the queue's retry time. */
+/**
+ * `status` with the queue, and status.redeliverAt at the queue's retry time (a scheduled tick
+ * runs the App then: plan/schedule.ts dueAt); both removed when the queue is empty.
+ */
 function withQueue(status: AppStatus, pending: PendingNotification[], now: Date): AppStatus {
   const next: AppStatus = { ...status };
-  if (pending.length === 0) {
+  const retry = retryAt(pending, now);
+  if (pending.length === 0 || !retry) {
     delete next.pendingNotifications;
+    delete next.redeliverAt;
     return next;
   }
   next.pendingNotifications = pending;
-  const retry = retryAt(pending, now);
-  const scheduled = status.nextReconcileAt ? Date.parse(status.nextReconcileAt) : Number.NaN;
-  if (retry && (Number.isNaN(scheduled) || retry.getTime() < scheduled)) {
-    next.nextReconcileAt = retry.toISOString();
-  }
+  next.redeliverAt = retry.toISOString();
   return next;
 }

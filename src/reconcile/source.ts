@@ -18,7 +18,7 @@ import {
   SourceError,
   shortCredential,
 } from "../core/index.ts";
-import type { Failure } from "../plan/index.ts";
+import { type Failure, hintFits, renderHash } from "../plan/index.ts";
 import {
   dropSkippedHooks,
   EngineError,
@@ -29,7 +29,7 @@ import {
 } from "../render/index.ts";
 import { renderAppRevision, resolveAppRevision } from "./app-source.ts";
 import type { RunContext } from "./context.ts";
-import type { SourceAuth } from "./ports.ts";
+import type { Ports, SourceAuth } from "./ports.ts";
 import { HELM_NEEDS_NODE, renderWithEngine } from "./render-source.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
@@ -49,7 +49,8 @@ export interface ResolvedSource {
 
 /**
  * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
- * `password`) and resolves the revision: a commit SHA (Git ls-refs), a digest (tag → digest),
+ * `password`) and resolves the revision: a commit SHA (Git ls-refs — or the revision the
+ * trigger resolved for this very source, ctx.hint, issue 14), a digest (tag → digest),
  * an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts), or
  * "<version>@sha256:<hex>" (a chart: the version its constraint picks).
  * @returns SourceFailed (transient unless the adapter says otherwise) when either fails;
@@ -78,12 +79,22 @@ async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | 
     spec.source.app?.secretRef ??
     spec.source.chart?.secretRef;
   if (!ref) return undefined;
-  const data = await ctx.ports.kube.getSecret(ctx.ref.namespace, ref.name);
+  return readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name);
+}
+
+/**
+ * The source credentials in Secret `namespace/name` (keys `token`, or `username` and
+ * `password`), registered with the ports' redactor. Throws SourceError when the Secret is
+ * missing (transient: it may be created) or a credential is too short to be redacted.
+ */
+export async function readSourceAuth(
+  ports: Pick<Ports, "kube" | "redactor">,
+  namespace: string,
+  name: string,
+): Promise<SourceAuth> {
+  const data = await ports.kube.getSecret(namespace, name);
   if (!data) {
-    throw new SourceError(
-      `Secret ${ctx.ref.namespace}/${ref.name} (spec.source secretRef) not found`,
-      true,
-    );
+    throw new SourceError(`Secret ${namespace}/${name} (spec.source secretRef) not found`, true);
   }
   const auth: SourceAuth = {};
   if (data["token"]) auth.token = data["token"];
@@ -92,11 +103,11 @@ async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | 
   const short = shortCredential(auth);
   if (short) {
     throw new SourceError(
-      `Secret ${ctx.ref.namespace}/${ref.name}: the ${short} is too short to be redacted from messages; plumb refuses it (use at least ${MIN_SECRET_LENGTH} characters)`,
+      `Secret ${namespace}/${name}: the ${short} is too short to be redacted from messages; plumb refuses it (use at least ${MIN_SECRET_LENGTH} characters)`,
       false,
     );
   }
-  ctx.ports.redactor?.addCredentials(auth);
+  ports.redactor?.addCredentials(auth);
   return auth;
 }
 
@@ -105,7 +116,14 @@ async function resolveRevision(
   spec: AppSpec,
   auth: SourceAuth | undefined,
 ): Promise<string> {
-  if (spec.source.git) return ctx.ports.git.resolve(spec.source.git, auth);
+  const git = spec.source.git;
+  if (git) {
+    const secret = git.secretRef ? `${ctx.ref.namespace}/${git.secretRef.name}` : undefined;
+    if (ctx.hint && hintFits(ctx.hint, { url: git.url, ref: git.ref, secret })) {
+      return ctx.hint.revision;
+    }
+    return ctx.ports.git.resolve(git, auth);
+  }
   if (spec.source.image) {
     if (!ctx.ports.image) {
       throw new SourceError("image sources are not configured in this runtime", false);
@@ -197,13 +215,15 @@ export async function renderRevision(
   if (!rendered.ok) return err(renderFailed(rendered.error));
   const hashes = new Map<string, string>();
   for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
+  // Order-independent (issue 14): the same objects in another order are the same render. The
+  // destination is part of what is applied: a new cluster means a sync (issue 15).
+  const objectHash = await renderHash(hashes);
   return ok({
     revision,
     objects: rendered.value,
-    // The destination is part of what is applied: a new cluster means a sync (issue 15).
-    objectHash: await hashObjects(
-      ctx.destination ? [ctx.destination.server, rendered.value] : rendered.value,
-    ),
+    objectHash: ctx.destination
+      ? await hashObjects([ctx.destination.server, objectHash])
+      : objectHash,
     hashes,
   });
 }

@@ -40,6 +40,19 @@ export interface GitPortOptions {
    * +160 MiB for a 15 MiB one. In workerd (128 MB per isolate) keep this near 8 MiB.
    */
   maxDownloadBytes?: number;
+  /**
+   * Fetched revisions kept in memory and shared (default 4; 0 keeps none): Apps on the same
+   * repository, revision and credentials read their paths out of one fetch (issue 14). Each
+   * costs the memory of its pack (see maxDownloadBytes); the least recently used goes first.
+   */
+  sharedFetches?: number;
+}
+
+/** A revision fetched into memory: what collectManifests and collectRepository read. */
+interface Fetched {
+  fs: ReturnType<typeof import("memfs").createFsFromVolume>;
+  gitdir: string;
+  cache: object;
 }
 
 /**
@@ -58,7 +71,10 @@ export interface GitPortOptions {
  * in stateless mode checks reachability; GitHub and GitLab allow reachable SHAs), so when the
  * branch moves between resolve() and fetch() the files are still those of `commit`. A commit
  * that is no longer reachable (force-push) fails transiently; a pinned SHA that the server does
- * not have fails permanently. See collectManifests for scoping, refusals and limits.
+ * not have fails permanently. See collectManifests for scoping, refusals and limits. The
+ * fetched repository is kept (options.sharedFetches) under its URL, commit and credentials, so
+ * another App on the same revision — another path, or the same — reads its files without a
+ * second fetch; concurrent calls for one revision wait for one fetch.
  *
  * fetchSource(source, commit, auth) → what source.path holds (sourceKindAt): plain manifests as
  * fetch returns them, or, for a directory holding a kustomization or Chart.yaml, every file of
@@ -79,6 +95,9 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   const maxFiles = options.maxFiles ?? 5_000;
   const maxRepositoryBytes = options.maxRepositoryBytes ?? maxBytes;
   const maxRepositoryFiles = options.maxRepositoryFiles ?? maxFiles;
+  const keep = options.sharedFetches ?? 4;
+  /** Fetched revisions by key (insertion order = least recently used first). */
+  const fetched = new Map<string, Promise<Fetched>>();
 
   /** Runs `fn` with a guarded client under the deadline; maps every failure to SourceError. */
   async function call<T>(
@@ -161,8 +180,9 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   };
 
   /**
-   * A shallow fetch of `commit` into a fresh in-memory repository, then `read` over it (no
-   * checkout). See createGitPort for why a commit is fetched by SHA.
+   * `commit` of `source` in memory (a shallow fetch into a fresh in-memory repository, or one
+   * kept from an earlier call: fetched), then `read` over it (no checkout). See createGitPort
+   * for why a commit is fetched by SHA.
    */
   async function download<T>(
     source: GitSource,
@@ -172,46 +192,88 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   ): Promise<T> {
     if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
     const oid = commit.toLowerCase();
-    const pinned = source.ref.toLowerCase() === oid;
-    // memfs only when a fetch happens: a no-op run resolves and stops (issue 14).
-    // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
-    const { createFsFromVolume, Volume } = (await import("memfs")).default;
-    return call(source, auth, async (remote, client) => {
-      const fs = createFsFromVolume(new Volume());
-      const gitdir = "/repo.git";
-      const cache = {};
-      await git.init({ fs, gitdir, bare: true });
-      await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
-      await git.fetch({
-        fs,
-        http: client,
-        gitdir,
-        url: remote.url,
-        ref: oid,
-        singleBranch: true,
-        depth: 1,
-        tags: false,
-        headers: { ...remote.headers },
-        cache,
-      });
-      try {
-        await git.readCommit({ fs, gitdir, cache, oid });
-      } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (code === "ObjectTypeError") {
-          throw new SourceError(`${oid} in ${remote.display} is not a commit`, false);
-        }
-        if (code !== "NotFoundError") throw err;
-        throw pinned
-          ? new SourceError(`commit ${oid} not found in ${remote.display}`, false)
-          : new SourceError(
-              `commit ${oid} is no longer reachable from any ref in ${remote.display} (force-pushed?); will resolve again`,
-              true,
-            );
-      }
-      return read({ fs, gitdir, cache, commit: oid, path: source.path, maxBytes, maxFiles });
-    });
+    const repo = await revision(source, oid, auth);
+    try {
+      return await read({ ...repo, commit: oid, path: source.path, maxBytes, maxFiles });
+    } catch (err) {
+      throw toSourceError(err, remoteFor(source.url, auth));
+    }
   }
+
+  /** The revision `oid` of `source` in memory: kept, being fetched, or fetched now. */
+  function revision(source: GitSource, oid: string, auth: SourceAuth | undefined) {
+    // The credentials are part of the key: a fetch made with one token is never read by an App
+    // whose own credentials were not tried.
+    const key = JSON.stringify([source.url, oid, auth?.username, auth?.password, auth?.token]);
+    const hit = fetched.get(key);
+    if (hit) {
+      fetched.delete(key);
+      fetched.set(key, hit);
+      return hit;
+    }
+    const pinned = source.ref.toLowerCase() === oid;
+    const pending = call(source, auth, (remote, client) =>
+      fetchRevision(remote, client, oid, pinned),
+    );
+    if (keep > 0) {
+      fetched.set(key, pending);
+      pending.catch(() => fetched.delete(key));
+      for (const old of fetched.keys()) {
+        if (fetched.size <= keep) break;
+        fetched.delete(old);
+      }
+    }
+    return pending;
+  }
+}
+
+/**
+ * Fetches `oid` (depth 1, wanted by SHA) into a fresh in-memory bare repository. A commit the
+ * server no longer has is SourceError: permanent when the App pins it (`pinned`), transient
+ * when a branch moved past it (force-push; the next run resolves again).
+ */
+async function fetchRevision(
+  remote: Remote,
+  client: HttpClient,
+  oid: string,
+  pinned: boolean,
+): Promise<Fetched> {
+  // memfs only when a fetch happens: a no-op run resolves and stops (issue 14).
+  // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
+  const { createFsFromVolume, Volume } = (await import("memfs")).default;
+  const fs = createFsFromVolume(new Volume());
+  const gitdir = "/repo.git";
+  const cache = {};
+  await git.init({ fs, gitdir, bare: true });
+  await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
+  await git.fetch({
+    fs,
+    http: client,
+    gitdir,
+    url: remote.url,
+    ref: oid,
+    singleBranch: true,
+    depth: 1,
+    tags: false,
+    headers: { ...remote.headers },
+    cache,
+  });
+  try {
+    await git.readCommit({ fs, gitdir, cache, oid });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === "ObjectTypeError") {
+      throw new SourceError(`${oid} in ${remote.display} is not a commit`, false);
+    }
+    if (code !== "NotFoundError") throw err;
+    throw pinned
+      ? new SourceError(`commit ${oid} not found in ${remote.display}`, false)
+      : new SourceError(
+          `commit ${oid} is no longer reachable from any ref in ${remote.display} (force-pushed?); will resolve again`,
+          true,
+        );
+  }
+  return { fs, gitdir, cache };
 }
 
 function hint(ref: string): string {

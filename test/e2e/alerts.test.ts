@@ -177,8 +177,9 @@ describe("Slack redelivery (issue 11 item 5)", () => {
       },
     ]);
     const at = waiting?.pendingNotifications?.[0]?.at ?? "";
-    // The schedule comes back for it (30 s after the first attempt, 60 s after the second).
-    expect(Date.parse(waiting?.nextReconcileAt ?? "")).toBeLessThanOrEqual(t0.getTime() + 65_000);
+    // A tick comes back for it (30 s after the first attempt, 60 s after the second).
+    expect(Date.parse(waiting?.redeliverAt ?? "")).toBeLessThanOrEqual(t0.getTime() + 65_000);
+    expect(Date.parse(waiting?.redeliverAt ?? "")).toBeGreaterThan(t0.getTime());
     expect(await events()).toEqual([
       "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
       "Slack: HTTP 500 from the webhook; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",

@@ -9,7 +9,7 @@ import {
   REAL_FIXTURES,
   startGitServer,
 } from "../support/git-server.ts";
-import { createApp, createNamespace, kubeconfig } from "./support.ts";
+import { awayFromSlot, createApp, createNamespace, kubeconfig } from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -93,15 +93,36 @@ describe("plumb CLI", () => {
         error: expect.stringMatching(/^SourceFailed: /),
       }),
     ]);
-    const good = await plumb("reconcile", "--all", "--namespace", "cli");
+    // An App reconciled, healthy and whose slot is not near: Skipped, with its next run.
+    const repo = await git.createRepo("cli-steady", {
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: steady}\n",
+    });
+    await createNamespace("cli-steady");
+    await createApp("cli-steady", "steady", { source: { git: { url: repo.url } } });
+    await awayFromSlot("cli-steady", "steady");
+    expect((await plumb("reconcile", "cli-steady/steady")).code).toBe(0);
+    const good = await plumb("reconcile", "--all", "--namespace", "cli-steady");
     expect(good.lines).toEqual([
-      expect.objectContaining({ app: "cli/good", outcome: "Skipped", syncStatus: "Synced" }),
+      expect.objectContaining({
+        app: "cli-steady/steady",
+        outcome: "Skipped",
+        syncStatus: "Synced",
+        healthStatus: "Healthy",
+        revision: await repo.head(),
+        nextReconcileAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      }),
     ]);
+    expect(Date.parse(good.lines[0]?.["nextReconcileAt"] as string)).toBeGreaterThan(
+      Date.now() + 600_000,
+    );
     expect(good.code).toBe(0);
-    const forced = await plumb("reconcile", "--all", "--force", "--namespace", "cli");
+    const forced = await plumb("reconcile", "--all", "--force", "--namespace", "cli-steady");
     expect(forced.lines).toEqual([
-      expect.objectContaining({ app: "cli/good", outcome: "Reconciled" }),
+      expect.objectContaining({ app: "cli-steady/steady", outcome: "Reconciled" }),
     ]);
+    // The forced run found nothing new: it wrote nothing (issue 14).
+    const requests = forced.lines[0]?.["requests"] as Record<string, number>;
+    expect([requests["update"], requests["patch"], requests["create"]]).toEqual([0, 0, 0]);
   });
 
   it("never prints a rendered Secret's value that the API server echoes in its error (issue 11)", async () => {

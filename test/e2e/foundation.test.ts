@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FIELD_MANAGER, validateSpec } from "../../src/app/index.ts";
+import { FIELD_MANAGER, ROW_COLUMNS, validateSpec } from "../../src/app/index.ts";
 import {
   api,
   createApp,
@@ -56,6 +56,8 @@ describe("App CRD", () => {
       "Health",
       "Revision",
       "Age",
+      // Priority 1 (-o wide): what the scheduled tick reads from this Table (issue 14).
+      ...ROW_COLUMNS.map((c) => c.name),
       "Message",
     ]);
     expect(table.rows[0]?.cells[0]).toBe("demo");

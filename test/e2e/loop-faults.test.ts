@@ -186,7 +186,9 @@ describe("kind 2: a run that still fails after the retries records it", () => {
       syncStatus: "Synced",
     });
 
-    await repo.commit({ "base.yaml": cm("base", "three") });
+    // A new object: the run reads the other Apps' inventories (exact ownership) before applying
+    // (issue 14: only a changed object new to the App, a Namespace or a prune needs them).
+    await repo.commit({ "base.yaml": cm("base", "three"), "extra.yaml": cm("extra", "one") });
     p.inject({
       method: "GET",
       path: /\/apis\/plumb\.dev\/v1alpha1\/apps(\?|$)/,
@@ -206,6 +208,7 @@ describe("kind 2: a run that still fails after the retries records it", () => {
     expect((await warnings("k2", "ApiFailed")).length).toBe(1);
     // Nothing was applied: the failure came before the apply.
     expect((await configMap("k2", "base"))?.["data"]).toEqual({ k: "two" });
+    expect(await configMap("k2", "extra")).toBeUndefined();
     p.clear();
     expect(await run("k2", through(p))).toMatchObject({
       outcome: "Reconciled",

@@ -33,8 +33,11 @@ afterAll(async () => {
 
 const guestbook = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"));
 const minutes = (m: number) => new Date(Date.now() + m * 60_000);
-const run = (ns: string, at = new Date()) =>
-  reconcileApp({ namespace: ns, name: "app" }, realPorts({ notify: createSlackNotifier() }), at);
+/** A run; `compare`: a scheduled run whose slot came (a full comparison, drift included). */
+const run = (ns: string, at = new Date(), compare = false) =>
+  reconcileApp({ namespace: ns, name: "app" }, realPorts({ notify: createSlackNotifier() }), at, {
+    compare,
+  });
 const texts = () => slack.received.map((r) => (r.body as { text: string }).text);
 
 async function secret(ns: string, data: Record<string, string>) {
@@ -105,8 +108,8 @@ describe("drift", () => {
       { spec: { replicas: 3 } },
       "application/merge-patch+json",
     );
-    // A scheduled run (due: past nextReconcileAt) compares the full desired state.
-    await run("drift", minutes(10));
+    // A scheduled run (its slot came) compares the full desired state.
+    await run("drift", minutes(10), true);
     const status = (await getApp("drift", "app")).status;
     expect(status?.syncStatus).toBe("OutOfSync");
     expect(status?.drift).toEqual([
@@ -130,7 +133,7 @@ describe("drift", () => {
     expect(await replicas()).toBe(3);
 
     await patchAppSpec("drift", "app", { syncPolicy: { selfHeal: true } });
-    await run("drift", minutes(11));
+    await run("drift", minutes(11), true);
     expect(await replicas()).toBe(1);
     const healed = (await getApp("drift", "app")).status;
     expect(healed?.drift).toBeUndefined();
@@ -140,7 +143,7 @@ describe("drift", () => {
 
     // A deleted object is drift too: selfHeal recreates it.
     await api("DELETE", "/api/v1/namespaces/drift/services/guestbook-ui");
-    await run("drift", minutes(12));
+    await run("drift", minutes(12), true);
     expect(await getObject("/api/v1/namespaces/drift/services/guestbook-ui")).toBeDefined();
     expect((await getApp("drift", "app")).status?.syncStatus).toBe("Synced");
   });

@@ -2,7 +2,8 @@
 // HTTP, applied to the local control plane.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { App } from "../../src/app/index.ts";
+import { type App, appRow } from "../../src/app/index.ts";
+import { dueAt } from "../../src/plan/index.ts";
 import { type RunResult, reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -470,9 +471,14 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
     });
     expect(status?.conditions?.find((c) => c.type === "Stalled")?.status).toBe("False");
     expect(status?.failures).toBe(1);
-    const next = Date.parse(status!.nextReconcileAt!) - before;
-    expect(next).toBeGreaterThanOrEqual(29_000);
-    expect(next).toBeLessThan(40_000);
+    // The backoff counts from the failed run's time (no next run is stored, issue 14): the
+    // schedule retries it 30 s later.
+    const failedAt = Date.parse(status!.lastReconciledAt!);
+    expect(failedAt).toBeGreaterThanOrEqual(before - 1000);
+    expect(status?.nextReconcileAt).toBeUndefined();
+    const row = appRow((await getApp("unreachable", "app")) as App);
+    expect(dueAt(row, { at: failedAt + 29_000, periodMs: 60_000 })).toBeUndefined();
+    expect(dueAt(row, { at: failedAt + 30_000, periodMs: 60_000 })?.reason).toBe("retry");
   });
 });
 

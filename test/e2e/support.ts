@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { inject } from "vitest";
-import type { App } from "../../src/app/index.ts";
+import { type App, appRow } from "../../src/app/index.ts";
 import type { KubeObject } from "../../src/core/index.ts";
 import {
   createKubePort,
@@ -11,6 +11,7 @@ import {
   type KubeTransport,
 } from "../../src/kube/index.ts";
 import { nodeKubeTransport } from "../../src/kube/node.ts";
+import { lastSlot } from "../../src/plan/index.ts";
 import type { Ports } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
 import { callApi } from "../support/kube-api.ts";
@@ -80,6 +81,19 @@ export async function patchAppSpec(
     { spec },
     "application/merge-patch+json",
   );
+}
+
+/**
+ * Gives the App an interval whose slot (derived from its uid, issue 14) is more than 10 minutes
+ * from now, so a scheduled tick during the test does not find it due by its slot.
+ */
+export async function awayFromSlot(namespace: string, name: string): Promise<void> {
+  const app = await getApp(namespace, name);
+  const now = Date.now();
+  const interval = ["8760h", "8759h", "8758h"].find(
+    (i) => lastSlot({ ...appRow(app), interval: i }, now + 600_000) < now - 600_000,
+  );
+  await patchAppSpec(namespace, name, { interval });
 }
 
 /** GET an object or undefined on 404. */

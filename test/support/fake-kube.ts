@@ -1,8 +1,8 @@
 // The one in-memory KubePort for unit tests: of the loop's decisions and of the HTTP app (not for
 // what users see: apply, prune, status and field ownership are proven against the real API
 // server in test/e2e). Records what was asked of it; `fail` makes the next call of a method throw.
-import type { App, AppStatus } from "../../src/app/index.ts";
-import { API_VERSION, KIND } from "../../src/app/index.ts";
+import type { App, AppRow, AppStatus } from "../../src/app/index.ts";
+import { API_VERSION, appRow, KIND } from "../../src/app/index.ts";
 import {
   KubeApiError,
   type KubeObject,
@@ -97,6 +97,17 @@ export class FakeKube implements KubePort {
     return [...this.apps.values()]
       .filter((a) => !ns || a.metadata.namespace === ns)
       .map((a) => structuredClone(a));
+  }
+  /** Pages of appRow over the Apps in insertion order; the continue token is the next index. */
+  async listAppRows(ns: string | undefined, limit: number, continueToken?: string) {
+    this.calls.listApps.push(ns);
+    this.maybeFail("listAppRows");
+    this.counts.list++;
+    const all = [...this.apps.values()].filter((a) => !ns || a.metadata.namespace === ns);
+    const from = continueToken ? Number(continueToken) : 0;
+    const rows: AppRow[] = all.slice(from, from + limit).map((a) => appRow(structuredClone(a)));
+    const next = from + limit;
+    return next < all.length ? { rows, continue: String(next) } : { rows };
   }
   async setFinalizers(app: App, finalizers: string[]) {
     this.maybeFail("setFinalizers");

@@ -68,6 +68,8 @@ export interface GitServer {
   setFault(fault: Fault): void;
   /** Requests served so far, as "METHOD /path?query". */
   requests: string[];
+  /** The Git-Protocol header of each request in `requests` ("version=2" for ls-refs). */
+  protocols: Array<string | undefined>;
   /** Closes the server (and hanging requests) and deletes the temporary directory. */
   stop(): Promise<void>;
 }
@@ -90,11 +92,14 @@ export async function startGitServer(options: ServerOptions = {}): Promise<GitSe
   let auth: string | undefined;
   let fault: Fault;
   const requests: string[] = [];
+  const protocols: Array<string | undefined> = [];
   const children = new Set<ChildProcess>();
   const hanging = new Set<ServerResponse>();
 
   const server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
+    const protocol = req.headers["git-protocol"];
+    protocols.push(Array.isArray(protocol) ? protocol.join(",") : protocol);
     if (fault === "hang") {
       hanging.add(res);
       return;
@@ -124,6 +129,7 @@ export async function startGitServer(options: ServerOptions = {}): Promise<GitSe
     url,
     root,
     requests,
+    protocols,
     setAuth(user, pass) {
       auth = user === undefined ? undefined : `${user}:${pass ?? ""}`;
     },

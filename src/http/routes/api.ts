@@ -109,12 +109,13 @@ export function registerApiRoutes(
   });
 
   app.get("/api/v1/apps", async (c) => {
-    const items = (await appsVisibleTo(deps.apps, c.get("caller"))).map(summarize);
+    const now = deps.now();
+    const items = (await appsVisibleTo(deps.apps, c.get("caller"))).map((a) => summarize(a, now));
     return c.json({ items }, 200);
   });
 
   app.get("/api/v1/namespaces/:ns/apps/:name", async (c) =>
-    c.json(summarize(await appFor(c, deps)), 200),
+    c.json(summarize(await appFor(c, deps), deps.now()), 200),
   );
 
   for (const verb of ["approve", "reject"] as const) {

@@ -1,10 +1,12 @@
 // POST /webhooks/{github,gitlab,gitea}: verify, parse, match Apps, trigger, answer 202.
 import type { Context, Hono, MiddlewareHandler } from "hono";
-import { gitSourceOf, keyOf } from "../appview.ts";
+import type { AppRow } from "../../app/index.ts";
+import { nameOf } from "../../core/index.ts";
+import { rowSource } from "../../plan/index.ts";
 import { type Delivery, readDelivery } from "../delivery.ts";
 import { HttpError } from "../errors.ts";
 import { appMatchesPush } from "../match.ts";
-import type { HttpDeps, HttpEnv } from "../types.ts";
+import type { AppStore, HttpDeps, HttpEnv, TriggerTarget } from "../types.ts";
 import { decodeExact, verifyGitea, verifyGitHub, verifyGitLab } from "../verify.ts";
 import type { Provider } from "../webhooks.ts";
 import { isRefDeletion, PROVIDERS, parsePush } from "../webhooks.ts";
@@ -59,7 +61,9 @@ async function authentic(
  * - 400 for a body that is not UTF-8 JSON of a push (with `issues`), a form without `payload`,
  *   or a form sent to the GitLab route (GitLab only sends JSON);
  * - otherwise every App whose spec.source.git matches ({@link appMatchesPush}) is passed to
- *   `deps.trigger` and the answer is 202 {"apps": ["ns/name", ...], "revision": <after>, "ref"}.
+ *   `deps.trigger` with its source and the answer is 202 {"apps": ["ns/name", ...], "revision":
+ *   <after>, "ref"}. The Apps are read as the compact list, in pages (issue 14: a push costs
+ *   kilobytes per hundred Apps, not their statuses).
  */
 export function registerWebhookRoutes(
   app: Hono<HttpEnv>,
@@ -112,11 +116,14 @@ export function registerWebhookRoutes(
         return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);
       }
 
-      const apps = (await deps.apps.listApps()).filter((a) => {
-        const source = gitSourceOf(a);
-        return source !== undefined && appMatchesPush(source, push);
-      });
-      const keys = apps.map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name }));
+      const matched = await matchingApps(deps.apps, (row) =>
+        row.git ? appMatchesPush(row.git, push) : false,
+      );
+      const keys: TriggerTarget[] = matched.map((row) => ({
+        namespace: row.namespace,
+        name: row.name,
+        source: rowSource(row),
+      }));
       if (keys.length > 0) await deps.trigger(keys, `webhook: push ${push.ref} ${push.after}`);
       deps.log?.({
         msg: "webhook push",
@@ -125,9 +132,24 @@ export function registerWebhookRoutes(
         after: push.after,
         apps: keys.length,
       });
-      return c.json({ apps: apps.map(keyOf), revision: push.after, ref: push.ref }, 202);
+      return c.json({ apps: keys.map(nameOf), revision: push.after, ref: push.ref }, 202);
     });
   }
+}
+
+/** Rows per page when a webhook reads the App list. */
+const PAGE = 500;
+
+/** The Apps (compact rows, every page) that `matches` keeps. */
+async function matchingApps(apps: AppStore, matches: (row: AppRow) => boolean): Promise<AppRow[]> {
+  const out: AppRow[] = [];
+  let next: string | undefined;
+  do {
+    const page = await apps.listAppRows(undefined, PAGE, next);
+    out.push(...page.rows.filter(matches));
+    next = page.continue;
+  } while (next);
+  return out;
 }
 
 /** Headers naming a delivery: GitHub, GitLab (newer and older), Gitea. */

@@ -4,7 +4,7 @@
 import { type Child, jsx as h, type JSXNode } from "hono/jsx";
 import type { App, Condition, ObjectRef } from "../../app/index.ts";
 import { previewOf, short } from "../../plan/index.ts";
-import { requestedOperation, sourceOf } from "../appview.ts";
+import { nextRunOf, requestedOperation, sourceOf } from "../appview.ts";
 import type { Caller } from "../auth.ts";
 import type { AppEvent } from "../types.ts";
 
@@ -308,7 +308,7 @@ export function appPage(opts: {
     h("dt", null, "Last sync"),
     h("dd", null, ago(s.lastSyncedAt, now)),
     h("dt", null, "Next reconcile"),
-    h("dd", null, ago(s.nextReconcileAt, now)),
+    h("dd", null, ago(nextRunOf(app, now), now)),
   );
 
   const actions = h(

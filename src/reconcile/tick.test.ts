@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { createFakeKube, testApp } from "../../test/support/fake-kube.ts";
+import { SourceError } from "../core/index.ts";
+import type { GitPort, Ports } from "./ports.ts";
+import { planTick, resolveSources } from "./tick.ts";
+
+const MIN = 60_000;
+const T0 = Date.parse("2026-11-29T12:00:00.000Z");
+
+function git(answers: Record<string, string | Error>, calls: string[]): GitPort {
+  return {
+    async resolve(source, auth) {
+      calls.push(`${source.url}#${source.ref}${auth ? `@${auth.token}` : ""}`);
+      const a = answers[source.url];
+      if (a === undefined || a instanceof Error) throw a ?? new Error("unknown");
+      return a;
+    },
+    async fetch() {
+      return [];
+    },
+  };
+}
+
+describe("planTick", () => {
+  it("reads the compact list page by page and keeps only the due Apps", async () => {
+    const kube = createFakeKube();
+    for (let i = 0; i < 1234; i++) {
+      kube.apps.set(`ns/a-${i}`, {
+        ...testApp("ns", `a-${i}`, { spec: { interval: "5m" } }),
+        metadata: { namespace: "ns", name: `a-${i}`, uid: `u-${i}`, generation: 1 },
+        status: { observedGeneration: 1, healthStatus: "Healthy" },
+      });
+    }
+    kube.apps.set("ns/new", testApp("ns", "new"));
+    const skipped: string[] = [];
+    let due = 0;
+    for (let k = 1; k <= 5; k++) {
+      const plan = await planTick(
+        { kube },
+        { at: T0 + k * MIN, periodMs: MIN },
+        { pageSize: 500, onSkipped: (r) => skipped.push(r.name) },
+      );
+      expect(plan).toMatchObject({ listed: 1235, pages: 3 });
+      expect(plan.due.some((d) => d.name === "new" && d.reason === "new")).toBe(true);
+      due += plan.due.length - 1;
+      expect(skipped.length + due + k).toBe(1235 * k);
+    }
+    // Over one interval every App came once.
+    expect(due).toBe(1234);
+    expect(kube.requestCounts().list).toBe(15);
+  });
+});
+
+describe("resolveSources", () => {
+  const ports = (answers: Record<string, string | Error>, calls: string[]) => {
+    const kube = createFakeKube();
+    kube.secrets.set("a/git", { token: "token-of-team-a" });
+    const logs: Array<Record<string, unknown>> = [];
+    const p: Pick<Ports, "kube" | "git" | "log"> = {
+      kube,
+      git: git(answers, calls),
+      log: (e) => logs.push(e),
+    };
+    return { p, logs };
+  };
+
+  it("looks each repository, ref and Secret up once, however many Apps use it", async () => {
+    const calls: string[] = [];
+    const { p } = ports(
+      { "https://x/r.git": "1".repeat(40), "https://x/s.git": "2".repeat(40) },
+      calls,
+    );
+    const r = { url: "https://x/r.git", ref: "main" };
+    const apps = [
+      ...Array.from({ length: 100 }, () => ({ source: r })),
+      { source: { ...r, secret: "a/git" } },
+      { source: { url: "https://x/s.git", ref: "main" } },
+      {},
+    ];
+    const hints = await resolveSources(p, apps);
+    expect(calls.sort()).toEqual([
+      "https://x/r.git#main",
+      "https://x/r.git#main@token-of-team-a",
+      "https://x/s.git#main",
+    ]);
+    expect([...hints.values()].map((h) => h.revision).sort()).toEqual([
+      "1".repeat(40),
+      "1".repeat(40),
+      "2".repeat(40),
+    ]);
+  });
+
+  it("a source that fails to resolve gets no hint (its runs resolve and record it)", async () => {
+    const calls: string[] = [];
+    const { p, logs } = ports(
+      { "https://x/r.git": new SourceError("authentication failed for https://x/r.git", false) },
+      calls,
+    );
+    const hints = await resolveSources(p, [
+      { source: { url: "https://x/r.git", ref: "main" } },
+      { source: { url: "https://x/r.git", ref: "main", secret: "b/missing" } },
+    ]);
+    expect(hints.size).toBe(0);
+    expect(logs.map((l) => l["error"])).toEqual(
+      expect.arrayContaining([
+        "authentication failed for https://x/r.git",
+        "Secret b/missing (spec.source secretRef) not found",
+      ]),
+    );
+  });
+
+  it("gives up waiting at the deadline and returns what it has", async () => {
+    const kube = createFakeKube();
+    const slow: GitPort = {
+      resolve: (s) =>
+        s.url === "fast"
+          ? Promise.resolve("3".repeat(40))
+          : new Promise((r) => setTimeout(() => r("4".repeat(40)), 5_000)),
+      fetch: async () => [],
+    };
+    const t = Date.now();
+    const hints = await resolveSources(
+      { kube, git: slow },
+      [{ source: { url: "fast", ref: "main" } }, { source: { url: "slow", ref: "main" } }],
+      { deadlineMs: 50 },
+    );
+    expect(Date.now() - t).toBeLessThan(2_000);
+    expect([...hints.values()].map((h) => h.url)).toEqual(["fast"]);
+  });
+});
