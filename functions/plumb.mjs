@@ -4,6 +4,8 @@
 // build-cli.ts); runs functions/cli.ts from source when it cannot be built (no esbuild).
 // Plain JavaScript on purpose: a .ts entry would load Node's TypeScript stripper on every run.
 import { readFileSync, statSync } from "node:fs";
+import module from "node:module";
+import { fileURLToPath } from "node:url";
 
 // An older Node (20, 22) cannot run the CLI: say so, and how, instead of a stack trace (issue 9).
 const major = Number(process.versions.node.split(".")[0]);
@@ -51,4 +53,8 @@ if (!entry) {
     entry = new URL("cli.ts", import.meta.url);
   }
 }
+// V8's compiled code for the bundle, kept beside it (Node's module compile cache): a run after
+// the first skips most of the compile step (issue 14: the fixed cost of a run). A container
+// image that runs the CLI once while it is built ships the cache with it.
+module.enableCompileCache?.(fileURLToPath(new URL("compile-cache/", dist)));
 await import(entry.href);
