@@ -102,6 +102,37 @@ describe("reconcileApp decisions (fake API server)", () => {
     expect(ready).toMatchObject({ status: "False", reason: "RenderFailed" });
   });
 
+  it("a destination namespace the App may not use is InvalidSpec, said before the source is read", async () => {
+    const { kube, ports } = setup();
+    let lookups = 0;
+    const git: GitPort = {
+      resolve: async () => {
+        lookups++;
+        return "a".repeat(40);
+      },
+      fetch: async () => [],
+    };
+    addApp(kube, "team-a", "web", {
+      source: { git: { url: "https://git.example/org/repo.git" } },
+      destination: { namespace: "kube-system" },
+    });
+    const r = await reconcileApp({ namespace: "team-a", name: "web" }, { ...ports, git }, t0);
+    const message =
+      'spec.destination.namespace: namespace "kube-system" is not allowed for Apps in "team-a": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")';
+    expect(r).toMatchObject({ outcome: "Failed", error: `InvalidSpec: ${message}` });
+    expect(lookups).toBe(0);
+    const stalled = status(kube).conditions?.find((c) => c.type === "Stalled");
+    expect(stalled).toMatchObject({
+      status: "True",
+      reason: "InvalidSpec",
+      message: `${message} (fix the spec to retry)`,
+    });
+    // Allowed by the cluster setting: it goes on to the source.
+    const allowed = { ...ports, git, allowedDestinations: ["kube-system"] };
+    await reconcileApp({ namespace: "team-a", name: "web" }, allowed, later(60));
+    expect(lookups).toBe(1);
+  });
+
   it("an invalid spec is Stalled with the field path", async () => {
     const { kube, ports } = setup();
     addApp(kube, "team-a", "web", { source: { git: { url: "ftp://x" } }, interval: "soon" });

@@ -35,6 +35,7 @@ import {
   staleRefs,
   unchangedObjects,
 } from "../plan/index.ts";
+import { destinationIssue } from "../render/index.ts";
 import { applyDesired, restartWorkloads } from "./apply.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
 import { connectDestination, countingRemotes, pruneDeparted } from "./destination.ts";
@@ -338,7 +339,10 @@ async function checklist(home: RunContext): Promise<RunLine> {
   }
 }
 
-/** Step 2: the spec, validated and defaulted, or InvalidSpec (Stalled). */
+/**
+ * Step 2: the spec, validated and defaulted, with a destination the App may use; else
+ * InvalidSpec (Stalled).
+ */
 function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
   const validated = validateSpec(ctx.app.spec);
   const issues: Issue[] = validated.ok ? [] : [...validated.error];
@@ -348,6 +352,15 @@ function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
       path: "metadata.name",
       message: "must be at most 63 characters (it labels every object)",
     });
+  }
+  if (validated.ok) {
+    // A destination the App may not use is its spec's fault: said before any source is read.
+    const refused = destinationIssue({
+      appNamespace: ctx.app.metadata.namespace,
+      destinationNamespace: validated.value.destination.namespace ?? ctx.app.metadata.namespace,
+      allowedNamespaces: ctx.ports.allowedDestinations ?? [],
+    });
+    if (refused) issues.push(refused);
   }
   if (validated.ok && issues.length === 0) return ok(validated.value);
   return err({ reason: FailureReason.InvalidSpec, message: formatIssues(issues), stalled: true });

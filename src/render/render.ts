@@ -72,12 +72,32 @@ const KIND_ORDER = [
 ];
 
 /** May an App in `appNamespace` deploy into `namespace`? Default: only its own namespace. */
-export function namespaceAllowed(ctx: RenderContext, namespace: string): boolean {
+export function namespaceAllowed(
+  ctx: Pick<RenderContext, "appNamespace" | "allowedNamespaces">,
+  namespace: string,
+): boolean {
   return (
     namespace === ctx.appNamespace ||
     ctx.allowedNamespaces.includes("*") ||
     ctx.allowedNamespaces.includes(namespace)
   );
+}
+
+/**
+ * The issue with spec.destination.namespace when the App may not deploy there (default policy:
+ * its own namespace; the cluster setting PLUMB_ALLOWED_DESTINATIONS widens it), else
+ * undefined. The loop checks it before resolving the source (InvalidSpec, Stalled) and
+ * renderObjects again.
+ */
+export function destinationIssue(
+  ctx: Pick<RenderContext, "appNamespace" | "destinationNamespace" | "allowedNamespaces">,
+): Issue | undefined {
+  if (namespaceAllowed(ctx, ctx.destinationNamespace)) return undefined;
+  return {
+    code: "InvalidSpec",
+    path: "spec.destination.namespace",
+    message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")`,
+  };
 }
 
 /**
@@ -100,14 +120,8 @@ export function renderObjects(
   ctx: RenderContext,
 ): Result<KubeObject[], Issue[]> {
   const issues: Issue[] = [];
-  if (!namespaceAllowed(ctx, ctx.destinationNamespace)) {
-    issues.push({
-      code: "InvalidSpec",
-      path: "spec.destination.namespace",
-      message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")`,
-    });
-    return err(issues);
-  }
+  const refused = destinationIssue(ctx);
+  if (refused) return err([refused]);
   const scopes = new Map(ctx.scopes);
   for (const { object } of parsed) addCrdScopes(object, scopes);
 
