@@ -36,7 +36,12 @@ export async function buildCli(): Promise<Manifest> {
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ["functions/cli.ts"],
+    // The Kustomize engine's worker thread is a module of its own (src/render/engines/node.ts
+    // starts it from the file next to its chunk).
+    entryPoints: {
+      cli: "functions/cli.ts",
+      "kustomize-thread": "src/render/engines/kustomize-thread.ts",
+    },
     outdir,
     bundle: true,
     splitting: true,

@@ -9,7 +9,7 @@ import {
   REAL_FIXTURES,
   startGitServer,
 } from "../support/git-server.ts";
-import { awayFromSlot, createApp, createNamespace, kubeconfig } from "./support.ts";
+import { awayFromSlot, createApp, createNamespace, getObject, kubeconfig } from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -77,6 +77,33 @@ describe("plumb CLI", () => {
       "patch",
       "update",
     ]);
+  });
+
+  it("renders a Kustomize overlay (the engine's worker thread) and a Helm chart from the bundled CLI", async () => {
+    const repo = await git.createRepo("cli-engines", {
+      ...Object.fromEntries(
+        Object.entries(fixtureFiles(join(REAL_FIXTURES, "helm-guestbook"))).map(([p, c]) => [
+          `chart/${p}`,
+          c,
+        ]),
+      ),
+      "base/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: b}\n",
+      "base/kustomization.yaml": "resources: [cm.yaml]\n",
+      "overlay/kustomization.yaml": "resources: [../base]\nnamePrefix: prod-\n",
+    });
+    await createNamespace("cli-engines");
+    await createApp("cli-engines", "kz", {
+      source: { git: { url: repo.url, path: "overlay" } },
+    });
+    await createApp("cli-engines", "chart", { source: { git: { url: repo.url, path: "chart" } } });
+    for (const name of ["kz", "chart"]) {
+      const r = await plumb("reconcile", `cli-engines/${name}`);
+      expect(r.lines[0], r.stderr).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+      expect(r.code).toBe(0);
+    }
+    expect(
+      await getObject("/api/v1/namespaces/cli-engines/configmaps/prod-settings"),
+    ).toBeDefined();
   });
 
   it("reconcile --all runs the due Apps, prints Skipped for the others, and exits 1 when one failed", async () => {

@@ -73,6 +73,16 @@ class Serial {
   }
 }
 
+/**
+ * The thread's module: kustomize-thread.ts beside this file when it runs from source, or the
+ * bundle's kustomize-thread.js (an entry point of scripts/build-cli.ts, written next to the
+ * chunk this code is bundled into).
+ */
+const THREAD = new URL(
+  import.meta.url.endsWith(".ts") ? "./kustomize-thread.ts" : "./kustomize-thread.js",
+  import.meta.url,
+);
+
 /** kustomize.wasm in a worker thread (kustomize-thread.ts). */
 class ThreadHost {
   private worker: Worker | undefined;
@@ -104,7 +114,7 @@ class ThreadHost {
         );
       }
     }
-    const worker = new Worker(new URL("./kustomize-thread.ts", import.meta.url));
+    const worker = new Worker(THREAD);
     worker.on("message", (msg: { id: number; response?: string; error?: string }) => {
       const p = this.pending;
       if (!p || p.id !== msg.id) return;
