@@ -265,6 +265,18 @@ describe("decide", () => {
       { action: "hold", revision: R3, reason: "RequiresApproval" },
     ],
     [
+      "requiresApproval does not hold again the render a Rollback moved away from",
+      policy({ requiresApproval: true }),
+      { ...applied, rolledBackFrom: R3 },
+      { action: "none", reason: "RolledBack" },
+    ],
+    [
+      "requiresApproval holds a render newer than the one rolled back from",
+      policy({ requiresApproval: true }),
+      { ...applied, rolledBackFrom: R1, rolledBackFromObjectHash: "h1" },
+      { action: "hold", revision: R3, reason: "RequiresApproval" },
+    ],
+    [
       "automated keeps a Rollback while the source renders what was rolled back from",
       spec(),
       { ...applied, rolledBackFrom: R1, rolledBackFromObjectHash: "h3" },

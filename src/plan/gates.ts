@@ -63,7 +63,8 @@ function rolledBackFrom(status: AppStatus, head: SourceHead): boolean {
  *    Approve applies status.heldRevision if the operation names it; Reject turns it down;
  *    Restart restarts.
  * 3. `syncPolicy.requiresApproval`: a render (objectHash) not yet applied is Held, once, unless
- *    that render was rejected (status.rejectedObjectHash).
+ *    that render was rejected (status.rejectedObjectHash) or is the one a Rollback moved away
+ *    from (found by a new user's trial: it was held again right after the rollback).
  * 4. `syncPolicy.automated`: apply a render that differs from the applied one, except the render
  *    a Rollback moved away from (Argo CD disables auto-sync on rollback; plumb waits for a new
  *    render instead) and a render whose apply failed terminally (status.failedObjectHash: an
@@ -95,6 +96,9 @@ export function decide(spec: AppSpec, status: AppStatus, head: SourceHead, now: 
       return { action: "none", reason: GateReason.AwaitingApproval };
     }
     if (rejected(status, head)) return { action: "none", reason: GateReason.Rejected };
+    // The render a Rollback moved away from is not offered for approval again (as automated
+    // sync does not re-apply it): a new render is.
+    if (rolledBackFrom(status, head)) return { action: "none", reason: GateReason.RolledBack };
     return { action: "hold", revision: head.revision, reason: GateReason.RequiresApproval };
   }
   const window = spec.syncPolicy.automated ? syncBlocked(spec.syncWindows, false, now) : undefined;
