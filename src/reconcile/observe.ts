@@ -105,11 +105,18 @@ export async function observe(
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
   const finished = finishedJobs(ctx.inventory, live, desired);
+  // Health is the inventory's; while the render whose apply failed is the desired one, its
+  // objects count too, so one the API server refused is Missing, not left out (a failed
+  // apply never reads as Healthy; Argo CD counts every resource of the App the same way).
+  const failed = desired && !held && ctx.prev.failedObjectHash === desired.objectHash;
+  const assessed = failed
+    ? dedupeRefs([...ctx.inventory, ...desired.objects.map(refOf)])
+    : ctx.inventory;
   // A workload that does not progress is named by its Pods' reason (ImagePullBackOff...).
   const health = await explainProgressing(
     ctx,
-    ctx.inventory,
-    assessSet(ctx.inventory, live, ctx.now, finishedHealth(finished)),
+    assessed,
+    assessSet(assessed, live, ctx.now, finishedHealth(finished)),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.

@@ -411,6 +411,8 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
       });
       expect(stalled(app)?.status).toBe("True");
       expect(app.status?.syncStatus).toBe("OutOfSync");
+      // The refused objects were never created: Missing, never Healthy.
+      expect(app.status?.healthStatus).toBe("Missing");
     }
     expect(await getObject("/api/v1/namespaces/refused/configmaps/ok")).toBeDefined();
     expect(await getObject("/api/v1/namespaces/refused/services/web")).toBeUndefined();
