@@ -71,9 +71,7 @@ export function matchRevision(
       matches,
     };
   }
-  const short = /^[0-9a-f]{1,6}$/.test(typed)
-    ? ` (a prefix needs at least ${SHORT_HEX} hex characters)`
-    : "";
+  const short = prefixHint(given);
   return {
     error: `revision ${JSON.stringify(given)} is not in ${where} (${unique.length === 0 ? "none" : unique.map(shortRevision).join(", ")})${short}`,
     matches: [],
@@ -89,4 +87,14 @@ function distinct(matches: readonly string[]): string[] {
     }
   }
   return [...matches];
+}
+
+/**
+ * " (a prefix needs at least 7 hex characters)" when `given` is a shorter hex prefix (which
+ * matchRevision never accepts), else "": for messages refusing a revision.
+ */
+export function prefixHint(given: string): string {
+  return /^[0-9a-f]{1,6}$/.test(given.trim().toLowerCase())
+    ? ` (a prefix needs at least ${SHORT_HEX} hex characters)`
+    : "";
 }

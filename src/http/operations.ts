@@ -1,7 +1,7 @@
 // Operations on an App as the API, the web page, Slack and the CLI request them: one set of
 // rules for what may be asked now, one way to write spec.operation. No HTTP here.
 import type { App, Operation } from "../app/index.ts";
-import { EventReason, matchRevision, shortRevision } from "../core/index.ts";
+import { EventReason, matchRevision, prefixHint, shortRevision } from "../core/index.ts";
 import { syncBlocked } from "../plan/index.ts";
 import { isFrozen, keyOf, requestedOperation, syncWindowsOf } from "./appview.ts";
 import type { AppKey, AppStore } from "./types.ts";
@@ -60,7 +60,7 @@ export function buildOperation(
       if ("error" in named) {
         throw new OperationRefused(
           409,
-          `stale revision: held is ${shortRevision(held)}, not ${JSON.stringify(revision)}${tooShort(revision)}`,
+          `stale revision: held is ${shortRevision(held)}, not ${JSON.stringify(revision)}${prefixHint(revision)}`,
           { heldRevision: held },
         );
       }
@@ -156,11 +156,4 @@ export async function submitOperation(
   } catch (err) {
     sink.log?.({ msg: "trigger failed", app: keyOf(app), error: String(err) });
   }
-}
-
-/** A hint for a revision given as fewer than 7 hex characters (matchRevision's prefix rule). */
-function tooShort(revision: string): string {
-  return /^[0-9a-f]{1,6}$/i.test(revision.trim())
-    ? " (a prefix needs at least 7 hex characters)"
-    : "";
 }
