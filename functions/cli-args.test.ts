@@ -105,7 +105,7 @@ describe("parseCliArgs", () => {
     );
   });
 
-  it("--all takes --every DURATION and --shard I/N (issue 14)", () => {
+  it("--all takes --every DURATION and --shard I/N", () => {
     expect(parseCliArgs(["reconcile", "--all", "--every", "5m", "--shard", "2/4"])).toEqual({
       kind: "reconcile-all",
       force: false,

@@ -28,7 +28,7 @@ export type CliArgs =
   | {
       kind: "serve";
       port: number;
-      /** Run the schedule in this process: every `tickMs`, reconcile the due Apps (issue 9). */
+      /** Run the schedule in this process: every `tickMs`, reconcile the due Apps. */
       schedule: boolean;
       tickMs: number;
       kubeconfig: string | undefined;
@@ -37,7 +37,7 @@ export type CliArgs =
       kind: "reconcile";
       namespace: string;
       name: string;
-      /** Accepted for one App too: a run a person asks for is always a full one (issue 9). */
+      /** Accepted for one App too: a run a person asks for is always a full one. */
       force: boolean;
       kubeconfig: string | undefined;
     }

@@ -1,4 +1,4 @@
-// `plumb help [COMMAND]` and `plumb COMMAND --help` (issue 9): per command, what it does, its
+// `plumb help [COMMAND]` and `plumb COMMAND --help`: per command, what it does, its
 // options, the environment it reads, what it prints and its exit codes. Pure text.
 import { VERBS_USAGE } from "./cli-verbs-args.ts";
 

@@ -1,4 +1,4 @@
-// Pure argument checks of the CLI verbs for people (issue 16): `plumb get` and the operations.
+// Pure argument checks of the CLI verbs for people: `plumb get` and the operations.
 // No I/O here; functions/cli-verbs.ts carries them out.
 
 /** The verbs that request an operation, and the operation each writes. */

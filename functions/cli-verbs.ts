@@ -1,4 +1,4 @@
-// The CLI verbs for people (issue 16): `plumb get` prints Apps like `flux get`; `plumb approve|
+// The CLI verbs for people: `plumb get` prints Apps like `flux get`; `plumb approve|
 // reject|sync|rollback|restart` writes spec.operation exactly as the HTTP API does (the same
 // buildOperation and submitOperation), straight to the cluster: no plumb server needed.
 // Loaded only when a verb runs; heavy modules are imported inside.

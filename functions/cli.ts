@@ -46,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
   const ports = nodePorts(kubeconfig, config, redactor);
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   if (args.kind === "reconcile-all") {
-    // A scheduled tick (issue 14): due Apps are reconciled, the others get a Skipped line
+    // A scheduled tick: due Apps are reconciled, the others get a Skipped line
     // (--force: all, each with a full comparison). Each Git source is resolved once.
     const now = new Date();
     const tick = tickAt(now, args.everyMs);
@@ -74,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
     return results.some((r) => r.outcome === "Failed") ? 1 : 0;
   }
   // One App, asked for by a person (--force or not): always a full comparison (drift is looked
-  // for now); it does not move the App's schedule, which is derived, not stored (issue 14).
+  // for now); it does not move the App's schedule, which is derived, not stored.
   const target = { namespace: args.namespace, name: args.name };
   const { line, code } = singleResult(
     await loop.reconcileApp(target, ports(), new Date(), { compare: true }),

@@ -1,5 +1,5 @@
 // Runs in `plumb serve` (Node): one App at a time per App, follow-up runs a run asks for, and
-// optionally the schedule itself (issue 9: deletion and health must not wait for someone else).
+// optionally the schedule itself (deletion and health must not wait for someone else).
 import { nameOf } from "../src/core/index.ts";
 import { tickAt } from "../src/plan/index.ts";
 import {

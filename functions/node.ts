@@ -30,7 +30,7 @@ export async function serve(
     console.error(JSON.stringify(redactor.redactValue(entry)));
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
   const runner = createRunner(ports, print, log, config.concurrency);
-  // Said at start (and by /healthz): no API tokens, no webhook secret (issue 9).
+  // Said at start (and by /healthz): no API tokens, no webhook secret.
   for (const warning of configWarnings(httpConfig)) log({ level: "warning", msg: warning });
   const app = createHttpApp({
     apps: ports().kube,
@@ -44,7 +44,7 @@ export async function serve(
     slackRespond: createSlackNotifier().slack,
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
-      // One lookup per Git source (issue 14), after the answer; each run gets its revision.
+      // One lookup per Git source, after the answer; each run gets its revision.
       void resolveSources(ports(), apps)
         .then((hints) => {
           for (const a of apps) {

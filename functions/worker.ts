@@ -36,7 +36,7 @@ import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
 
 /**
- * A queue message: Apps to reconcile in turn (issue 14: Apps on one Git source and revision
+ * A queue message: Apps to reconcile in turn (Apps on one Git source and revision
  * travel together, so the consumer fetches the revision once), why, and the revision resolved
  * for their source. `namespace` and `name` alone are the one-App form of earlier versions.
  */
@@ -71,7 +71,7 @@ interface Ctx {
 }
 
 /**
- * The isolate's secret values (issue 11): runs register theirs, and every log line, result
+ * The isolate's secret values: runs register theirs, and every log line, result
  * line and HTTP error answer of this isolate is redacted with it.
  */
 const redactor = new Redactor();
@@ -208,9 +208,9 @@ async function enqueue(
 /**
  * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
  * Progressing) queues a message delayed by that many seconds, so health is looked at again
- * without waiting for the cron to find the App due (issue 9).
+ * without waiting for the cron to find the App due.
  * @param options what the trigger knows (a full comparison owed, the resolved revision)
- * @param ports shared by the runs of one queue invocation (one fetch per revision, issue 14)
+ * @param ports shared by the runs of one queue invocation (one fetch per revision)
  */
 async function reconcileLogged(
   env: Env,
@@ -234,7 +234,7 @@ async function reconcileLogged(
 
 export default {
   async fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> {
-    // Every missing or invalid binding is named, at /healthz too, with 503 (issue 9).
+    // Every missing or invalid binding is named, at /healthz too, with 503.
     const problems = configurationProblems(env);
     if (problems.length > 0) return unavailable(new URL(request.url).pathname, problems);
     const ports = portsFor(env);
@@ -248,7 +248,7 @@ export default {
       defer: (task) => ctx.waitUntil(task),
       slackRespond: createSlackNotifier().slack,
       async trigger(apps, reason) {
-        // One lookup per Git source (issue 14), handed to every run on it.
+        // One lookup per Git source, handed to every run on it.
         const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
         // Webhook latency: reconcile the first few now (after the response), queue the rest.
         const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
@@ -265,7 +265,7 @@ export default {
 
   async scheduled(event: { scheduledTime?: number; cron?: string }, env: Env, ctx: Ctx) {
     const ports = portsFor(env);
-    // Ticks on the cron's grid; the slots of (previous tick, this tick] are due (issue 14).
+    // Ticks on the cron's grid; the slots of (previous tick, this tick] are due.
     const periodMs = (event.cron && cronPeriodMs(event.cron)) || DEFAULT_TICK_MS;
     const at = event.scheduledTime ?? Math.floor(Date.now() / periodMs) * periodMs;
     const plan = await planTick(ports, { at, periodMs });

@@ -1,5 +1,5 @@
 // spec.source.app: an application from a short service spec (services, jobs, needs), rendered
-// by plumb into Deployments, Services, Ingresses, PVCs, CronJobs and StatefulSets (issue 17).
+// by plumb into Deployments, Services, Ingresses, PVCs, CronJobs and StatefulSets.
 // A new source beside `image` rather than an extension of it: `image` Apps keep rendering exactly
 // what they did, and a list of services has a shape of its own.
 import { z } from "zod";

@@ -141,7 +141,7 @@ export function appCrd(): Json {
           storage: true,
           subresources: { status: {} },
           // kubectl get apps: whether the App is Ready and why not (a failing App must not
-          // look fine, issue 9); -o wide adds the Ready condition's message.
+          // look fine); -o wide adds the Ready condition's message.
           additionalPrinterColumns: [
             { name: "Ready", type: "string", jsonPath: READY(".status") },
             { name: "Reason", type: "string", jsonPath: READY(".reason") },

@@ -40,10 +40,10 @@ describe("cronIssue", () => {
     ["61 * * * *", "UTC", "Invalid value for minute: 61"],
     ["0 0 30 2 *", "UTC", "never fires"],
     ["0 9 * * *", "Mars/Olympus", 'unknown time zone "Mars/Olympus"'],
-  ])("%s in %s", (expression, zone, issue) => {
+  ])("%s in %s", (expression, zone, problem) => {
     const got = cronIssue(expression, zone);
-    if (issue === undefined) expect(got).toBeUndefined();
-    else expect(got).toContain(issue);
+    if (problem === undefined) expect(got).toBeUndefined();
+    else expect(got).toContain(problem);
   });
 });
 

@@ -5,7 +5,7 @@
 // `kubectl get apps -o wide`), so the CRD and the reader of the rows agree by construction.
 import type { App } from "./schema.ts";
 
-/** One App as the tick sees it (issue 14): a few hundred bytes instead of its whole status. */
+/** One App as the tick sees it: a few hundred bytes instead of its whole status. */
 export interface AppRow {
   namespace: string;
   name: string;
@@ -21,9 +21,9 @@ export interface AppRow {
   failures?: number;
   /** status.lastReconciledAt: when a run last wrote status (RFC 3339). */
   lastReconciledAt?: string;
-  /** status.nextSyncWindow: a sync window held a sync back and opens then (issue 15). */
+  /** status.nextSyncWindow: a sync window held a sync back and opens then. */
   nextSyncWindow?: string;
-  /** status.redeliverAt: undelivered notifications are retried then (issue 11). */
+  /** status.redeliverAt: undelivered notifications are retried then. */
   redeliverAt?: string;
   /** status.healthStatus, and for the lines of Apps a tick leaves alone, syncStatus and revision. */
   healthStatus?: string;

@@ -117,7 +117,7 @@ export const ChartSource = z
       ),
     secretRef: SecretRef.optional(),
   })
-  .describe("A packaged Helm chart from a chart repository or an OCI registry (issue 13).");
+  .describe("A packaged Helm chart from a chart repository or an OCI registry.");
 
 export const KustomizeOverrides = z
   .object({
@@ -229,7 +229,7 @@ const CLUSTER_SHAPE = 'must be "" (the cluster plumb talks to) or {secretRef: {n
 export const RemoteCluster = z
   .object(
     { secretRef: KubeconfigSecretRef },
-    { error: (issue) => (issue.code === "invalid_type" ? CLUSTER_SHAPE : undefined) },
+    { error: (iss) => (iss.code === "invalid_type" ? CLUSTER_SHAPE : undefined) },
   )
   .describe(
     "Another cluster, reached with the kubeconfig in a Secret: its server, CA and bearer token (or, on Node, client certificate). Exec plugins, auth providers, file paths and insecure-skip-tls-verify are refused.",
@@ -524,7 +524,7 @@ export const InventoryEntry = ObjectRef.extend({
     .string()
     .optional()
     .describe(
-      "The API server URL of the cluster the object is on; absent for the cluster the App lives in (issue 15).",
+      "The API server URL of the cluster the object is on; absent for the cluster the App lives in.",
     ),
 });
 

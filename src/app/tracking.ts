@@ -1,4 +1,4 @@
-// Names plumb stamps on what it owns (DESIGN.md "Tracking").
+// Names plumb stamps on what it owns (docs/design.md, "Tracking").
 
 /** Field manager for every server-side apply plumb makes. */
 export const FIELD_MANAGER = "plumb";
@@ -11,13 +11,13 @@ export const LABEL_APP_NAMESPACE = "plumb.dev/app-namespace";
 export const ANNOTATION_PRUNE = "plumb.dev/prune";
 /**
  * Annotation on an object: "true" lets plumb delete and recreate it when an apply fails on an
- * immutable field (Argo CD's Replace=true sync option, Flux's force; issue 10).
+ * immutable field (Argo CD's Replace=true sync option, Flux's force).
  */
 export const ANNOTATION_RECREATE = "plumb.dev/recreate";
 /**
  * Annotation on an App: "true" lets plumb give up the objects on a cluster it cannot reach
  * (a former or the current destination, on deletion too) instead of retrying forever: they are
- * dropped from the inventory, left where they are, and an Orphaned Event says so (issue 15).
+ * dropped from the inventory, left where they are, and an Orphaned Event says so.
  */
 export const ORPHAN_UNREACHABLE = "plumb.dev/orphan-unreachable";
 /** Annotation on a Namespace or CRD: "false" never prunes it. */

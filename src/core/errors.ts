@@ -43,7 +43,7 @@ export class SourceError extends Error {
 }
 
 /**
- * A remote destination (spec.destination.cluster, issue 15) cannot be used. "invalid": its
+ * A remote destination (spec.destination.cluster) cannot be used. "invalid": its
  * kubeconfig is malformed or asks for what plumb refuses (exec plugins, auth providers, local
  * files, insecure TLS, what the runtime cannot do); "unreachable": the cluster gave no usable
  * answer (connection refused, TLS failure, timeout, 401, 403, 5xx). The message names the

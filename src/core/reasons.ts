@@ -18,7 +18,7 @@ export const FailureReason = {
   HostConflict: "HostConflict",
   /**
    * The destination cluster's kubeconfig Secret is missing, malformed or refused (exec
-   * plugins, auth providers, files, insecure TLS): nothing runs (issue 15).
+   * plugins, auth providers, files, insecure TLS): nothing runs.
    */
   DestinationInvalid: "DestinationInvalid",
   /**
@@ -56,7 +56,7 @@ export const ConditionReason = {
   Retrying: "Retrying",
 } as const;
 
-/** Reasons of the DNSRecords condition (the records of the App's domains, issue 17). */
+/** Reasons of the DNSRecords condition (the records of the App's domains). */
 export const DnsReason = {
   /** Every domain in the zone has plumb's record pointing at the target. */
   RecordsReady: "RecordsReady",
@@ -76,11 +76,11 @@ export const EventReason = {
   Recreated: "Recreated",
   /**
    * A stale object not pruned, with the reason: another App renders it, a kept kind (Normal),
-   * or deleting it would delete others' objects with it (Warning; issue 12, kind 7).
+   * or deleting it would delete others' objects with it (Warning).
    */
   PruneSkipped: "PruneSkipped",
   Held: "Held",
-  /** A held revision was turned down (a Reject operation, issue 16). */
+  /** A held revision was turned down (a Reject operation). */
   Rejected: "Rejected",
   DriftCorrected: "DriftCorrected",
   OperationSucceeded: "OperationSucceeded",
@@ -116,7 +116,7 @@ export const GateReason = {
   ApplyStalled: "ApplyStalled",
   Frozen: "Frozen",
   ManualSync: "ManualSync",
-  /** spec.syncWindows block automated sync now (issue 15). */
+  /** spec.syncWindows block automated sync now. */
   OutsideSyncWindow: "OutsideSyncWindow",
   UpToDate: "UpToDate",
   OperationRefused: "OperationRefused",

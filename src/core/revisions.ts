@@ -1,4 +1,4 @@
-// Revisions as people write them (issue 9): the short form plumb shows (Slack, kubectl get,
+// Revisions as people write them: the short form plumb shows (Slack, kubectl get,
 // the web page) and the prefixes it accepts back wherever a revision is asked for.
 
 /** A commit SHA (SHA-1 or SHA-256 object format). */

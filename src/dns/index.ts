@@ -8,7 +8,7 @@ export type { CloudflareDnsOptions } from "./cloudflare.ts";
  * The loop's DNS settings (Ports.dns) from the cluster settings (RuntimeConfig.dns), or
  * undefined when DNS is not configured. `baseURL` points the client elsewhere (tests). The
  * Cloudflare client is loaded on the first call that needs it, so a run that touches no DNS
- * record never loads it (issue 14: the fixed cost of a run).
+ * record never loads it (the fixed cost of a run).
  */
 export function cloudflareDnsSettings(
   config:

@@ -1,4 +1,4 @@
-// plumb's health rules against its peers' own test data (issue 11): every case of Argo CD's
+// plumb's health rules against its peers' own test data: every case of Argo CD's
 // gitops-engine health suite, Argo CD's health scripts for the kinds plumb has a rule for, and
 // kstatus' status tests, each with the peer's verdict and plumb's. Where they differ, the row
 // says why (the rules' docstrings and README.md in this folder say the same).

@@ -102,7 +102,7 @@ export function ruleFor(apiVersion: string, kind: string): Rule {
  *   workloads, whose controllers always set it) → Progressing "waiting for the controller to
  *   observe generation N": the status describes an older spec.
  * Then the kind's rule from RULES, else the generic condition rule (generic.ts).
- * Never throws, whatever the input's shape (issue 11): live objects are untyped JSON, so an
+ * Never throws, whatever the input's shape: live objects are untyped JSON, so an
  * object without metadata, or with a mistyped field anywhere, is judged by what it does have;
  * anything that is not an object at all, or a rule that fails, yields Unknown.
  * @param now the current time, for rules that report ages or deadlines.

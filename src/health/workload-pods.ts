@@ -1,4 +1,4 @@
-// A workload that is not progressing, explained by its Pods (issue 9): "2 of 4 replicas
+// A workload that is not progressing, explained by its Pods: "2 of 4 replicas
 // updated" says nothing when the new Pods wait in ImagePullBackOff; the Pod's reason does. Pure.
 import type { KubeObject } from "../core/index.ts";
 import { podHealth } from "./pod.ts";

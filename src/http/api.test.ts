@@ -77,7 +77,7 @@ describe("GET /healthz and unknown routes", () => {
     const { call } = setup();
     const res = await call("GET", "/healthz");
     expect(res.status).toBe(200);
-    // This setup has API tokens but no webhook secret: /healthz says so (issue 9).
+    // This setup has API tokens but no webhook secret: /healthz says so.
     expect(await res.json()).toEqual({
       status: "ok",
       warnings: [
@@ -487,7 +487,7 @@ describe("POST operations", () => {
     expect(kube.calls.trigger).toEqual([]);
   });
 
-  it("409 naming the sync window that blocks a manual sync, with when it opens (issue 15)", async () => {
+  it("409 naming the sync window that blocks a manual sync, with when it opens", async () => {
     // 05:06 UTC is inside a deny window from 22:00 for 8 h.
     const { kube, call } = setup(
       ["", "-manual"].map((suffix) =>
@@ -639,7 +639,7 @@ describe("Kubernetes API errors", () => {
     ]);
   });
 
-  it("a request that got no answer says why, in the answer and the log (issue 9)", async () => {
+  it("a request that got no answer says why, in the answer and the log", async () => {
     const { kube, call, log } = setup();
     const message =
       "kubernetes API unreachable: GET /apis/plumb.dev/v1alpha1/namespaces/team-a/apps/web: TLS or connection failure inside workerd (reference 8ptee): most likely the server's certificate is not publicly trusted (\"invalid peer certificate: UnknownIssuer\" in workerd's log)";
@@ -677,7 +677,7 @@ describe("Kubernetes API errors", () => {
   });
 });
 
-describe("a known route asked with another method (issue 9)", () => {
+describe("a known route asked with another method", () => {
   it("is 405 with Allow, after authentication", async () => {
     const { call } = setup();
     const res = await call("GET", `${WEB}/operations`, TEAM_A);

@@ -37,7 +37,7 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
     },
   });
 
-  // Up; `warnings` names settings that leave part of the API unusable (issue 9).
+  // Up; `warnings` names settings that leave part of the API unusable.
   const warnings = configWarnings(deps.config);
   app.get("/healthz", (c) =>
     c.json(warnings.length > 0 ? { status: "ok", warnings } : { status: "ok" }, 200),

@@ -116,7 +116,7 @@ export function summarize(app: App, now: Date = new Date()) {
     syncStatus: s.syncStatus ?? null,
     healthStatus: s.healthStatus ?? null,
     healthReason: s.healthReason ?? null,
-    // The Ready condition, as `kubectl get apps` shows it (-o wide: the message): issue 9.
+    // The Ready condition, as `kubectl get apps` shows it (-o wide: the message).
     ready: readyOf(s.conditions),
     revision: s.revision ?? null,
     shortRevision: s.revision ? shortRevision(s.revision) : null,

@@ -27,10 +27,10 @@ export type Log = (entry: Record<string, unknown>) => void;
  * - HttpError / HTTPException / OperationRefused: its status and message (plus details);
  * - KubeApiError 404 → 404, 409 → 409 (with the API server's message and reason), any other
  *   → 502 "kubernetes API error" with the error's status and reason, and for a request that got
- *   no answer (503, 504) `detail`: the request and the cause, e.g. a TLS failure (issue 9); the
+ *   no answer (503, 504) `detail`: the request and the cause, e.g. a TLS failure; the
  *   log entry carries the message of every such error;
  * - anything else → 500 "internal error" (logged; no stack or message leaves the process).
- * Every body is redacted with `redactor` (issue 11: an API server message may echo a Secret's
+ * Every body is redacted with `redactor` (an API server message may echo a Secret's
  * value). On the web page's routes (`errorPage` set) the same status and message become an
  * HTML page.
  */
@@ -67,7 +67,7 @@ function describeError(
       return { status: err.status, body: { message: err.message, reason: err.reason } };
     }
     // The error's message says which request failed and why (a TLS UnknownIssuer, a refused
-    // connection, the API server's own words): the log and the answer both carry it (issue 9).
+    // connection, the API server's own words): the log and the answer both carry it.
     log?.({
       msg: "kubernetes API error",
       status: err.status,

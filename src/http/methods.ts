@@ -1,5 +1,5 @@
 // 405 Method Not Allowed with Allow for a known route asked with another method (RFC 9110
-// §15.5.6), instead of a 404 that says the route does not exist (issue 9).
+// §15.5.6), instead of a 404 that says the route does not exist.
 import type { Hono } from "hono";
 import type { HttpEnv } from "./types.ts";
 

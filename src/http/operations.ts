@@ -34,7 +34,7 @@ export interface OperationRequest {
  * - every type: not frozen; no earlier operation still pending (details `{pendingOperation}`).
  * - Rollback: `revision` (default: status.previousRevisions[0]) names one of previousRevisions
  *   (details `{previousRevisions}`); an ambiguous prefix is refused naming the matches.
- * - Sync, Deploy, Rollback, Approve: no sync window blocks a manual sync now (issue 15, Argo
+ * - Sync, Deploy, Rollback, Approve: no sync window blocks a manual sync now (Argo
  *   CD's rule: unless the blocking windows have manualSync; details `{nextSyncWindow}`, when it
  *   may run). The reconcile applies the same rule to an operation written with kubectl.
  * A revision is named by itself, its short form or an unambiguous prefix of 7+ hex characters

@@ -1,4 +1,4 @@
-// What /healthz and start-up say about the configuration (issue 9): what is missing or wrong,
+// What /healthz and start-up say about the configuration: what is missing or wrong,
 // in words that name the setting, never its value.
 import type { HttpConfig } from "./config.ts";
 

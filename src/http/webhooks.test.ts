@@ -508,7 +508,7 @@ describe("form-encoded deliveries (Content-Type application/x-www-form-urlencode
   // GitHub: "payload" form field with the JSON; X-Hub-Signature-256 over the raw form body.
   const githubForm = bytes(new URLSearchParams({ payload: text(GITHUB_BODY) }).toString());
 
-  it("the issue's example: a signed GitHub form push is handled exactly as the JSON one", async () => {
+  it("a signed GitHub form push is handled exactly as the JSON one", async () => {
     const json = setup();
     const viaJson = await json.post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
     const form = setup();
@@ -704,7 +704,7 @@ describe("parsePush", () => {
   });
 });
 
-describe("rejected deliveries are logged (issue 9)", () => {
+describe("rejected deliveries are logged", () => {
   it("names the route, status, reason and delivery id; never the body, signature or secret", async () => {
     const { post, log } = setup();
     const body = new TextEncoder().encode('{"ref":"refs/heads/main","secret":"BODY-VALUE"}');

@@ -38,7 +38,7 @@ describe("createKubePort", () => {
       status: 503,
       message: `GET /apis/apps/v1: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
     });
-    // Helm's .Capabilities (discovery) too: the cause, not a bare "unreachable" (issue 12, kind 8).
+    // Helm's .Capabilities (discovery) too: the cause, not a bare "unreachable".
     await expect(kube.capabilities?.()).rejects.toMatchObject({
       status: 503,
       reason: "ServiceUnavailable",

@@ -1,5 +1,5 @@
 // Helm's .Capabilities from discovery: the server version and every served group/version and
-// group/version/Kind (what `helm install` reads through client-go's discovery; issue 13).
+// group/version/Kind (what `helm install` reads through client-go's discovery).
 
 import { KubeApiError } from "../core/index.ts";
 import type { ClusterCapabilities } from "../render/index.ts";
@@ -38,7 +38,7 @@ export async function readCapabilities(
   if (hit && now - hit.at < cache.ttlMs) return hit.caps;
   const get = async (path: string, accept = "application/json") => {
     countGet();
-    // No answer: the request and its real cause, as for any other request (issue 12, kind 8).
+    // No answer: the request and its real cause, as for any other request.
     const res = await transport("GET", path, { accept }).catch((err: unknown) => {
       throw unanswered(err);
     });

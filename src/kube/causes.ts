@@ -1,5 +1,5 @@
 // Names the cause of a request that got no HTTP answer, in words an operator can act on, with
-// the runtime's own code kept (issue 12 kind 8: never "unreachable" with the cause hidden).
+// the runtime's own code kept (never "unreachable" with the cause hidden).
 import type { TransportFailure } from "./transport.ts";
 
 /** What went wrong, for a KubeTransportError. */

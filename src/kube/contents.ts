@@ -1,5 +1,5 @@
 // What a Namespace holds: every object of every namespaced kind the API server lists, as
-// metadata — what deleting the Namespace would delete with it (issue 12, kind 7).
+// metadata — what deleting the Namespace would delete with it.
 import { KubeApiError, type KubeObject } from "../core/index.ts";
 import { type Call, enc, toError } from "./request.ts";
 

@@ -96,7 +96,7 @@ describe("createDestinations", () => {
     expect(requests).toEqual([]);
   });
 
-  it("a token too short to redact is refused (as source credentials are, issue 11)", async () => {
+  it("a token too short to redact is refused (as source credentials are)", async () => {
     const { port, requests } = setup();
     const e = await refusal(port.connect(kubeconfig("{token: abc}"), "Secret a/b key value"));
     expect(e.message).toBe(

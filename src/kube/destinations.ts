@@ -1,4 +1,4 @@
-// Remote destinations (issue 15): the DestinationPort. A kubeconfig from an App's Secret is
+// Remote destinations: the DestinationPort. A kubeconfig from an App's Secret is
 // untrusted input: it is read under the restricted policy (no exec plugins, auth providers,
 // local files, proxies, plain http or insecure-skip-tls-verify unless the cluster-wide setting
 // allows it), reached through the runtime's transport, and checked with one request before

@@ -83,7 +83,7 @@ describe("createFetchTransport", () => {
     });
   });
 
-  it("spells out what workerd hides: a certificate it does not trust, a lost connection (issue 9)", async () => {
+  it("spells out what workerd hides: a certificate it does not trust, a lost connection", async () => {
     // What workerd's fetch throws when its own log says "TLS handshake failed: invalid peer
     // certificate: UnknownIssuer" (wrangler 4 against the local control plane's private CA).
     const untrusted: typeof fetch = async () => {

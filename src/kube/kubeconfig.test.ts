@@ -116,7 +116,7 @@ describe("loadKubeconfig", () => {
     expect(loadKubeconfig(config({}, { token: "t" }), TRUSTED_KUBECONFIG).delegate).toBeUndefined();
   });
 
-  it("refuses, with the field named, what a kubeconfig from a Secret may not ask for (issue 15)", () => {
+  it("refuses, with the field named, what a kubeconfig from a Secret may not ask for", () => {
     expect(refusal(config({}, { exec: { command: "sh", args: ["-c", "id"] } }))).toBe(
       'kubeconfig Secret team-a/remote: user "u": exec is not allowed for this kubeconfig (credential plugins run local commands)',
     );

@@ -1,6 +1,6 @@
 // The kubeconfig format (client-go's clientcmd/api/v1), read from its CONTENT under a policy:
 // trusted (the operator's own file: everything, exec plugins and auth providers through
-// client-node) or restricted (a kubeconfig from a Secret, issue 15: no commands, no files, no
+// client-node) or restricted (a kubeconfig from a Secret: no commands, no files, no
 // skipped TLS checks). Pure: no I/O; files are returned as paths for the Node loader to read.
 import { parse } from "yaml";
 
@@ -30,7 +30,7 @@ export const TRUSTED_KUBECONFIG: KubeconfigPolicy = {
   allowProxy: true,
 };
 
-/** A kubeconfig from an untrusted place (a Secret an App names, issue 15): data only. */
+/** A kubeconfig from an untrusted place (a Secret an App names): data only. */
 export const RESTRICTED_KUBECONFIG: KubeconfigPolicy = {
   allowExec: false,
   allowAuthProvider: false,
@@ -309,7 +309,7 @@ function resolveAccess(
 }
 
 /**
- * One kubeconfig's content to access, in one call (issue 15's entry point for Secrets):
+ * One kubeconfig's content to access, in one call (the entry point for Secrets):
  * parseKubeconfig + resolveKubeconfig.
  */
 export function loadKubeconfig(

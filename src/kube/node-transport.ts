@@ -1,7 +1,7 @@
 // Node's transport: node:https (or node:http) with one kept-alive agent carrying the cluster's
 // CA and the client certificate, bearer or basic credentials per request. A kubeconfig that
 // needs an exec plugin, an auth provider or a proxy is handed to @kubernetes/client-node,
-// loaded only then (it costs ~0.5 s of CPU and 80 MiB to load: issue 14).
+// loaded only then (it costs ~0.5 s of CPU and 80 MiB to load).
 import { readFileSync } from "node:fs";
 import type { Agent as HttpAgent, IncomingMessage } from "node:http";
 import type { RequestOptions } from "node:https";
@@ -20,7 +20,7 @@ import {
 const USER_AGENT = "plumb";
 
 // The CommonJS objects, not ESM imports: an ESM import of node:http builds its namespace from
-// every export, and one of them loads undici (~30 ms and 15 MiB at start-up, issue 14).
+// every export, and one of them loads undici (~30 ms and 15 MiB at start-up).
 const http = process.getBuiltinModule("node:http");
 const https = process.getBuiltinModule("node:https");
 

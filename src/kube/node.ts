@@ -23,7 +23,7 @@ export function nodeKubeTransport(
 }
 
 /**
- * Node's transport for a remote destination (issue 15): node:https with the kubeconfig's CA
+ * Node's transport for a remote destination: node:https with the kubeconfig's CA
  * data, bearer token, basic auth or client certificate (all inline: the restricted policy
  * refuses files, exec plugins and auth providers before this is reached).
  */

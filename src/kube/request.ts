@@ -80,8 +80,7 @@ export function shortCause(message: string): string {
 
 /**
  * The KubeApiError for a request that got no HTTP answer: 504 Timeout when none came in time,
- * else 503 ServiceUnavailable; the message names the request and the real cause (issue 12
- * kind 8), e.g. "GET /apis/plumb.dev/v1alpha1/apps: connection refused (ECONNREFUSED
+ * else 503 ServiceUnavailable; the message names the request and the real cause, e.g. "GET /apis/plumb.dev/v1alpha1/apps: connection refused (ECONNREFUSED
  * 127.0.0.1:6443) (3 attempts in 1.8 s)". Anything else is rethrown as it is.
  */
 export function unanswered(err: unknown): KubeApiError {

@@ -243,7 +243,7 @@ describe("retryAfterMs", () => {
     expect(retryAfterMs(undefined, now)).toBeUndefined();
   });
 
-  it("sends nothing more once the caller's signal is aborted (a run whose Lease ran out, issue 12)", async () => {
+  it("sends nothing more once the caller's signal is aborted (a run whose Lease ran out)", async () => {
     const lost = new Error("the lease was lost");
     const controller = new AbortController();
     const sent: string[] = [];

@@ -44,8 +44,8 @@ export const RETRY_DEFAULTS = {
 } as const;
 
 /**
- * Wraps `transport` with client-go's retry rules, extended as issue 11 item 4 and issue 12
- * kind 2 ask. An attempt is sent again when:
+ * Wraps `transport` with client-go's retry rules, extended so that no
+ * idempotent request fails for a passing fault. An attempt is sent again when:
  * - the answer is 429: the API server refused the request before running it (priority and
  *   fairness, max-in-flight, "storage is (re)initializing", graceful shutdown) — any method;
  * - the answer is 503 with Retry-After: the server said "not now" and did not run it — any
@@ -61,7 +61,7 @@ export const RETRY_DEFAULTS = {
  * exponential backoff; every attempt has a timeout and the sequence a deadline, after which the
  * last answer is returned (with `attempts`) or the last KubeTransportError thrown, its message
  * saying how many attempts were made.
- * A request whose `signal` is aborted (a reconcile run whose Lease ran out, issue 12 kind 5) is
+ * A request whose `signal` is aborted (a reconcile run whose Lease ran out) is
  * not sent again: the abort's reason is thrown, before an attempt and after a failed one.
  * A 409 Conflict after a resent write whose first answer was lost is the caller's to handle
  * (a PUT or merge patch carrying a resourceVersion, a DELETE with preconditions).

@@ -1,4 +1,4 @@
-// What workerd's fetch does not say (issue 9): it reports a failed TLS handshake as "internal
+// What workerd's fetch does not say: it reports a failed TLS handshake as "internal
 // error; reference = …" and logs the cause ("TLS handshake failed: invalid peer certificate:
 // UnknownIssuer") only to its own output, and a refused or reset connection as "Network
 // connection lost.". These words go where the operator reads: the run's error, the HTTP answer.

@@ -1,5 +1,5 @@
 // Adoption (spec.adopt): which live objects are someone else's, and the immutable fields a
-// taken-over object keeps from its live state. Pure (issue 17).
+// taken-over object keeps from its live state. Pure.
 import { LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
 import {
   canonicalJson,

@@ -93,8 +93,8 @@ export interface AppliedInput {
  *   render would fail again, so automated sync waits for another render — `failedObjectHash`),
  *   else PruneFailed;
  * - Events: Applied (count), Recreated (each object deleted and created again), Pruned
- *   (names), a Warning ApplyFailed for every failed apply (issue 10), a Warning PruneSkipped per
- *   prune refused because it would delete others' objects (issue 12), the operation's outcome.
+ *   (names), a Warning ApplyFailed for every failed apply, a Warning PruneSkipped per
+ *   prune refused because it would delete others' objects, the operation's outcome.
  */
 export function appliedOutcome(input: AppliedInput): RunOutcome {
   const desiredRefs = input.target.objects.map(refOf);

@@ -29,7 +29,7 @@ const IMMUTABLE = /immutable|updates to .* are forbidden/i;
  * - anything else → its message, retried with backoff.
  * For a Secret (`opts.secret`) a refused value or a schema error ("expected string, got
  * ...Value:...") may quote the Secret's data: the message goes through `opts.redact` (the run's
- * redactor, which holds the rendered Secrets' values; issue 11), and without one no message of
+ * redactor, which holds the rendered Secrets' values), and without one no message of
  * the API server's is kept — only the status, the reason and the refused fields' paths.
  */
 export function readApplyError(

@@ -1,4 +1,4 @@
-// Workloads an autoscaler scales (issue 10, kind 2): their spec.replicas belongs to the
+// Workloads an autoscaler scales: their spec.replicas belongs to the
 // HorizontalPodAutoscaler once it exists, so plumb neither resets it nor calls it drift. Pure.
 import { isRecord, type KubeObject, refKey, refOf } from "../core/index.ts";
 
@@ -61,7 +61,7 @@ export function withoutReplicas(obj: KubeObject): KubeObject {
  *   dropping them from plumb's next apply does not delete them (the hand-over the Kubernetes
  *   docs describe: kubernetes.io/docs/reference/using-api/server-side-apply/#transferring-ownership).
  * @param render the whole render, where the HPAs are found (default `objects`: a sync that
- *   applies only what changed passes the objects to apply and the render apart, issue 14)
+ *   applies only what changed passes the objects to apply and the render apart)
  */
 export function autoscaledApplyForms(
   objects: readonly KubeObject[],

@@ -35,7 +35,7 @@ export interface CascadeInput {
 
 /**
  * The objects of `contents` that are not the App's — what pruning would delete of others'
- * (issue 12, kind 7). The App's are: those labelled as its (plumb.dev/app and
+ *. The App's are: those labelled as its (plumb.dev/app and
  * plumb.dev/app-namespace, which Endpoints and EndpointSlices copy from their Service), those
  * in its inventory, and those owned, through ownerReferences at any depth, by one of those
  * (a Deployment's ReplicaSets and Pods). The control plane's defaults in every Namespace

@@ -1,4 +1,4 @@
-// Apply only what changed (issue 14): which objects of a render a sync can leave alone, and the
+// Apply only what changed: which objects of a render a sync can leave alone, and the
 // hash of a render that does not depend on the order of its objects. Pure.
 import type {
   DriftEntry,

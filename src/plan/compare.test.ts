@@ -279,7 +279,7 @@ describe("compareDesired", () => {
   });
 });
 
-describe("compareDesired: a held preview with dry-run changes (issues 16 and 10)", () => {
+describe("compareDesired: a held preview with dry-run changes ", () => {
   it("a field plumb owns that the new revision changes is 'will change' with its values", () => {
     const want = configMap("a", { k: "2" });
     const have = liveOf(a, { k: "1" }); // data.k owned by plumb: only the dry run sees the change

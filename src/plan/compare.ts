@@ -39,7 +39,7 @@ export interface CompareInput {
   applied?: ReadonlySet<string>;
   /**
    * refKeys of owned objects that finished and went away (a Job removed by its
-   * ttlSecondsAfterFinished; issue 10, kind 5), with the message to show: Synced, not Missing.
+   * ttlSecondsAfterFinished), with the message to show: Synced, not Missing.
    */
   done?: ReadonlyMap<string, string>;
 }

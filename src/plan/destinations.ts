@@ -1,4 +1,4 @@
-// Which cluster each inventory entry is on (issue 15): the run works on the entries of its
+// Which cluster each inventory entry is on: the run works on the entries of its
 // destination; entries on other clusters (a former destination) are carried until pruned. Pure.
 import type { ClusterRecord, InventoryEntry, KubeconfigSecretRef } from "../app/index.ts";
 

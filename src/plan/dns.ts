@@ -1,6 +1,6 @@
 // DNS plan: which records an App's domains need in the zone, given what is there. Records are
 // plumb's when their comment names the App; anything else at a name is someone else's and is
-// never touched. Pure (issue 17).
+// never touched. Pure.
 import type { DnsRecord, DnsRecordInput, NamespacedName } from "../core/index.ts";
 
 /** The comment plumb writes on each record it makes for App `app`. */

@@ -1,4 +1,4 @@
-// Desired versus live as the API server sees them (issue 10, kinds 1 and 8). Two pure passes:
+// Desired versus live as the API server sees them. Two pure passes:
 // `suspect` (no request) says whether an object may differ from what the server would store if
 // plumb applied it; for a suspect the loop asks the server (a server-side-apply dry run) and
 // `serverDiff` lists what applying would change, field by field, with the manager that owns

@@ -1,4 +1,4 @@
-// Jobs that finish and go away (issue 10, kind 5): a Job with ttlSecondsAfterFinished is removed
+// Jobs that finish and go away: a Job with ttlSecondsAfterFinished is removed
 // by the TTL controller once it finished. Such a Job is done — Synced, Healthy, not recreated by
 // selfHeal or by the next apply — until its rendered form changes. plumb's memory of it is the
 // inventory entry: the hash of the form applied, and `finished` once it is gone. Pure.

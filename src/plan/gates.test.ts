@@ -235,7 +235,7 @@ describe("decide", () => {
       { action: "apply", revision: R3, reason: "Automated" },
     ],
     [
-      "a new commit whose render is the applied one is up to date (issue 10, kind 7)",
+      "a new commit whose render is the applied one is up to date",
       spec(),
       { ...applied, objectHash: "h3" },
       { action: "none", reason: "UpToDate" },
@@ -324,7 +324,7 @@ describe("decide", () => {
   });
 });
 
-describe("decide with sync windows (issue 15)", () => {
+describe("decide with sync windows", () => {
   // 23:00 UTC: inside a deny window 22:00–06:00, outside an allow window 09:00–17:00.
   const night = new Date("2026-06-10T23:00:00Z");
   const deny = (manualSync = false) => ({
@@ -471,7 +471,7 @@ describe("refuseEmptyRender", () => {
   });
 });
 
-describe("revision prefixes in spec.operation (issue 9)", () => {
+describe("revision prefixes in spec.operation", () => {
   const A = "28744dd0c1a1b2c3d4e5f60718293a4b5c6d7e8f";
   const B = "28744dd9aaaabbbbccccddddeeeeffff00001111";
   const history: AppStatus = {

@@ -16,7 +16,7 @@ export type Decision =
   | { action: "apply"; revision: string; reason: GateReason; operation?: Operation }
   /** Stage `revision` as Held until approved. */
   | { action: "hold"; revision: string; reason: GateReason }
-  /** Turn the held revision down: it is not held or announced again (issue 16). */
+  /** Turn the held revision down: it is not held or announced again. */
   | {
       action: "reject";
       revision: string;
@@ -41,7 +41,7 @@ export type Decision =
 /**
  * True when the source's render differs from what was last applied. The rendered objects
  * decide (objectHash), not the commit: in a monorepo a commit that changes another App's path
- * changes nothing here (issue 10, kind 7), as Argo CD compares manifests, not revisions.
+ * changes nothing here, as Argo CD compares manifests, not revisions.
  */
 export function outOfSync(status: AppStatus, head: SourceHead): boolean {
   return status.objectHash !== head.objectHash;
@@ -56,7 +56,7 @@ function rolledBackFrom(status: AppStatus, head: SourceHead): boolean {
 }
 
 /**
- * The gates, in order (DESIGN.md step 4):
+ * The gates, in order (docs/design.md, "The reconcile"):
  * 1. `spec.freeze`: apply nothing; a pending operation fails ("App is frozen").
  * 2. a pending `spec.operation`, consumed once by id: Sync/Deploy apply the source's revision;
  *    Rollback applies a revision from status.previousRevisions (or the current one);
@@ -72,7 +72,7 @@ function rolledBackFrom(status: AppStatus, head: SourceHead): boolean {
  *    And except while `spec.syncWindows` block automated sync (OutsideSyncWindow).
  * 5. otherwise apply nothing (OutOfSync or Synced, health only).
  * A commit whose render equals the applied one is observed, never applied, held or announced.
- * Sync windows (issue 15, Argo CD's semantics: see windows.ts) also refuse a Sync, Deploy,
+ * Sync windows (Argo CD's semantics: see windows.ts) also refuse a Sync, Deploy,
  * Rollback or Approve operation unless the blocking windows have manualSync; a Restart is not a
  * sync and passes (as Argo CD's resource actions do). Holding for approval is not a sync either.
  * @param now the run's clock, for the sync windows
@@ -180,7 +180,7 @@ function decideOperation(op: Operation, status: AppStatus, head: SourceHead): De
 
 /**
  * Whether an Approve or Reject names the held revision: no revision given, or the revision, its
- * short form or an unambiguous prefix of 7+ hex characters (issue 9: Slack and kubectl show 7).
+ * short form or an unambiguous prefix of 7+ hex characters (Slack and kubectl show 7).
  */
 function namesHeld(given: string | undefined, held: string): boolean {
   return given === undefined || !("error" in matchRevision(given, [held]));

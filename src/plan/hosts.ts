@@ -1,5 +1,5 @@
 // Host ownership: a host name one of an App's Ingresses would serve that another Ingress in the
-// cluster already serves. Pure (issue 17).
+// cluster already serves. Pure.
 import {
   describeRef,
   isRecord,

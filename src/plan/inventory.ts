@@ -24,7 +24,7 @@ export interface InventoryInput {
  * The inventory after an apply: every desired object that applied, with the hash of the form
  * it applied; a desired object whose apply failed only if it was already owned (it may exist
  * from an earlier apply), as rendered but with the hash of the form it last applied, or if the
- * failure leaves it uncertain whether the server stored it (issue 12, kind 1: tracked, so it is
+ * failure leaves it uncertain whether the server stored it (tracked, so it is
  * pruned if the source drops it) — a new one that surely never applied is not ours; then the
  * kept objects as they were. No repeats.
  */

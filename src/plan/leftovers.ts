@@ -1,4 +1,4 @@
-// An App whose inventory still lists objects its render lacks is not done (issue 12). Pure.
+// An App whose inventory still lists objects its render lacks is not done. Pure.
 import type { AppSpec } from "../app/index.ts";
 import { GateReason, type ObjectRef } from "../core/index.ts";
 import type { Decision } from "./gates.ts";
@@ -14,7 +14,7 @@ export interface LeftoversInput {
   inventory: readonly ObjectRef[];
   /** The refs of the source's render. */
   desired: readonly ObjectRef[];
-  /** How many inventory entries are on former destinations (issue 15). */
+  /** How many inventory entries are on former destinations. */
   departed: number;
 }
 
@@ -23,7 +23,7 @@ export interface LeftoversInput {
  * the render is the one last applied) while its inventory still lists objects that render
  * lacks — a delete that failed (PruneFailed), one the cascade guard could not check — or
  * objects on a former destination. Only a sync prunes: without one those objects would stay in
- * the cluster while status says Synced, until the next commit (issue 12: nothing stale; Flux
+ * the cluster while status says Synced, until the next commit (nothing stale; Flux
  * retries a failed prune on every reconcile the same way, its inventory keeping the object).
  * Only with automated sync and prune on, and never while a sync window blocks (the decision
  * carries the window). With prune off such entries are kept on purpose (reported OutOfSync).

@@ -114,8 +114,8 @@ const OTHER_TOOL_MARKS: ReadonlyArray<{
  * with kubectl: every field manager of the main resource is kubectl's (or there are none) and
  * no other deployment tool (Helm, Argo CD, Flux) marks it. Such an object has no owner to
  * fight, so plumb takes it over without `spec.adopt`, as Argo CD and Flux do, upgrading its
- * client-side fields to plumb's (issue 10, kind 3); an object another tool manages needs
- * `spec.adopt: true` (issue 17). Returns e.g. `Helm (label app.kubernetes.io/managed-by)` or
+ * client-side fields to plumb's; an object another tool manages needs
+ * `spec.adopt: true`. Returns e.g. `Helm (label app.kubernetes.io/managed-by)` or
  * `field manager "argocd-controller"`.
  */
 export function otherManager(

@@ -59,7 +59,7 @@ describe("steadyMessage", () => {
   });
 });
 
-describe("composeStatus with messages copied from objects (issue 14)", () => {
+describe("composeStatus with messages copied from objects", () => {
   const hpa = {
     apiVersion: "autoscaling/v2",
     kind: "HorizontalPodAutoscaler",

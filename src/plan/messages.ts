@@ -1,4 +1,4 @@
-// Messages copied from live objects, made stable (issue 14): controllers print sets in whatever
+// Messages copied from live objects, made stable: controllers print sets in whatever
 // order their maps give (the HPA controller's AmbiguousSelector message lists its HPAs as
 // "[webapp/frontend webapp/backend]" or "[webapp/backend webapp/frontend]" from one read to the
 // next), so the same state would write a different status. Pure.

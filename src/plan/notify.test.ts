@@ -149,7 +149,7 @@ describe("transitions", () => {
     expect(s2.openAlert?.event).toBe("Failed");
     const l3 = transitions(s2, healthy, 0);
     expect(l3).toEqual([
-      // issue 10: a failure cleared with nothing new to apply is "in sync again".
+      // A failure cleared with nothing new to apply is "in sync again".
       { event: "Synced", message: "in sync again" },
       {
         event: "Recovered",

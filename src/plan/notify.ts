@@ -14,10 +14,10 @@ export interface Transition {
  * Transitions between the status before and after a run (pure). What each event means is
  * NOTIFY_EVENT_MEANINGS (src/app/schema.ts), in short: Synced (a new revision applied without
  * failures, or a failure cleared without one: a commit that fixes a broken render back to the
- * applied objects has nothing to apply, issue 10 kind 7), Failed (Ready went False with a
+ * applied objects has nothing to apply), Failed (Ready went False with a
  * failure reason, or its message changed), Degraded (health became Degraded), Recovered (healthy
  * again while `before.openAlert` records a Failed or Degraded — so Degraded → Progressing →
- * Healthy and a cleared SourceFailed both recover, once: issue 9), Held (a new heldRevision),
+ * Healthy and a cleared SourceFailed both recover, once), Held (a new heldRevision),
  * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last state
  * yields nothing, so a steady failure alerts once. Record the open alert in the new status
  * with {@link withOpenAlert}.

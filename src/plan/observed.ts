@@ -30,7 +30,7 @@ export interface ObservedInput {
 /**
  * A render whose apply failed terminally (status.failedObjectHash) stays failed while the API
  * server still refuses it in the comparison's dry run or any of its objects is not live as
- * desired: ApplyFailed, Stalled until the render changes (issue 10, kind 4; see stillFailed).
+ * desired: ApplyFailed, Stalled until the render changes (see stillFailed).
  * Other refused dry runs show on their resource lines only.
  *
  * The record of a run that applied nothing. After a correction the re-applied objects are

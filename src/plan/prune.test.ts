@@ -241,7 +241,7 @@ describe("planPrune", () => {
     ).toEqual(plan);
   });
 
-  it("names the other Apps that render a shared Namespace (issue 10, kind 6)", () => {
+  it("names the other Apps that render a shared Namespace", () => {
     const shared = ref("v1", "Namespace", "team-a");
     expect(
       planPrune({

@@ -1,5 +1,5 @@
 // Slack notifications that could not be delivered: kept in status and retried on later runs,
-// once each, for a bounded time (issue 11 item 5). Pure.
+// once each, for a bounded time. Pure.
 import type { AppStatus, PendingNotification } from "../app/index.ts";
 import type { Transition } from "./notify.ts";
 

@@ -1,4 +1,4 @@
-// The gates for Reject (issue 16): consuming it, and not holding the rejected revision again.
+// The gates for Reject: consuming it, and not holding the rejected revision again.
 import { describe, expect, it } from "vitest";
 import type { AppSpec, AppStatus, Operation } from "../app/index.ts";
 import { validateSpec } from "../app/index.ts";
@@ -34,7 +34,7 @@ const rejected: AppStatus = {
   rejectedObjectHash: "h1",
 };
 
-describe("decide: Reject and rejected revisions (issue 16)", () => {
+describe("decide: Reject and rejected revisions", () => {
   it.each([
     [
       "Reject of the held revision",

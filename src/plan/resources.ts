@@ -41,7 +41,7 @@ export function dedupeRefs(refs: readonly ObjectRef[]): ObjectRef[] {
 }
 
 /**
- * status.resources once a held revision is rejected (issue 16): the preview's lines of objects
+ * status.resources once a held revision is rejected: the preview's lines of objects
  * not owned are dropped, and owned objects' "will …" lines become Synced again (they stay as
  * the applied revision left them). Other lines are kept as they are.
  */

@@ -1,4 +1,4 @@
-// When an App is due: a stateless schedule (issue 14). Each App has a slot in every interval,
+// When an App is due: a stateless schedule. Each App has a slot in every interval,
 // derived from its uid, its interval and the clock, so nothing has to be written to remember
 // when it runs next, and Apps spread evenly over the interval instead of bunching up. A tick
 // (the cron trigger, `plumb reconcile --all`) runs every `period` and reconciles the Apps
@@ -29,7 +29,7 @@ export type DueReason =
   | "deleting" // the finalizer waits for a run
   | "new" // never reconciled
   | "spec" // the generation changed since the last run that wrote status (spec or operation)
-  | "window" // a sync window that held a sync back has opened (status.nextSyncWindow, issue 15)
+  | "window" // a sync window that held a sync back has opened (status.nextSyncWindow)
   | "redeliver" // undelivered notifications wait and their retry time came (status.redeliverAt)
   | "retry" // failing, and the backoff since the failed run has passed
   | "progressing" // health Progressing: looked at again every tick until it settles
@@ -110,9 +110,9 @@ export function failedRetryAt(row: AppRow, now: number): number | undefined {
 /**
  * Is the App due at `tick`, and does its run owe a full comparison? Due when: being deleted;
  * never reconciled; its generation differs from the last observed one (spec edit, operation);
- * a sync window that held a sync back has opened (status.nextSyncWindow ≤ tick, issue 15: a
+ * a sync window that held a sync back has opened (status.nextSyncWindow ≤ tick: a
  * full comparison, so the held sync runs); undelivered notifications wait and their retry time
- * came (status.redeliverAt ≤ tick, issue 11); failing and past its backoff (failedRetryAt);
+ * came (status.redeliverAt ≤ tick); failing and past its backoff (failedRetryAt);
  * Progressing (every tick, as the 30-second recheck was); or its slot lies in
  * (tick.at − tick.periodMs, tick.at]. A full comparison (fetch, render, drift) is owed when the
  * slot came, whatever else made it due; the other runs may take the fast path when nothing
@@ -210,7 +210,7 @@ export function cronPeriodMs(cron: string): number | undefined {
  * How soon a run's App wants its next run when that is sooner than its slot: while its objects
  * are Progressing (and the run did not fail), PROGRESSING_RECHECK_MS in seconds. Runtimes with
  * no schedule of their own ask for that run: a timer in `plumb serve`, a delayed queue message
- * on Workers (issue 9: health does not stay Progressing until something else runs). Ticks look
+ * on Workers (health does not stay Progressing until something else runs). Ticks look
  * at a Progressing App every time anyway (dueAt). Undefined otherwise. Pure.
  */
 export function followUpSeconds(status: AppStatus): number | undefined {

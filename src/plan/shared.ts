@@ -1,4 +1,4 @@
-// Namespaces several Apps render (issue 10, kind 6): the tracking labels stay with the App that
+// Namespaces several Apps render: the tracking labels stay with the App that
 // applied the Namespace first while it still renders it, so they do not flip to whichever App
 // applied last. Pure.
 import { LABEL_APP, LABEL_APP_NAMESPACE, trackingLabels } from "../app/index.ts";

@@ -1,6 +1,6 @@
 // Slack messages for transitions (Block Kit, https://api.slack.com/block-kit), built purely
 // from what the run decided. The Held alert carries the approval preview and Approve / Reject
-// buttons, which Slack sends to POST /slack/interactions (issue 16).
+// buttons, which Slack sends to POST /slack/interactions.
 import type { ObjectRef } from "../app/index.ts";
 import type { Transition } from "./notify.ts";
 import { previewOf } from "./preview.ts";

@@ -327,7 +327,7 @@ describe("composeStatus", () => {
       undefined,
     ],
   ])("schedule: %s", (_name, prevFailures, over, failures) => {
-    // No next run is stored (issue 14): the failure count and the run's time drive the backoff.
+    // No next run is stored: the failure count and the run's time drive the backoff.
     const prev: AppStatus =
       prevFailures === undefined
         ? { nextReconcileAt: later(-1) }
@@ -543,7 +543,7 @@ describe("composeStatus", () => {
     );
   });
 
-  describe("a sync window holding a sync back (issue 15)", () => {
+  describe("a sync window holding a sync back", () => {
     const window = {
       message:
         'automated sync is blocked by the open deny window spec.syncWindows[0] ("0 22 * * *" UTC, 8h); next allowed at 2026-11-29T12:02:00.000Z',

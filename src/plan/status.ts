@@ -46,7 +46,7 @@ export type RunOutcome = Omit<RunRecord, "now" | "generation" | "interval"> & {
   /** Objects selfHeal re-applied this run (announced as DriftCorrected). */
   driftCorrected?: number;
   /**
-   * Inventory entries still on other clusters after this run (issue 15); absent: those the
+   * Inventory entries still on other clusters after this run; absent: those the
    * run started with (RunContext.departed).
    */
   departed?: InventoryEntry[];
@@ -65,7 +65,7 @@ export interface RunRecord {
   applied?: { revision: string; objectHash?: string };
   /** Set when this run staged a revision for approval; null clears a held one. */
   held?: { revision: string; objectHash: string } | null;
-  /** Set when this run rejected the held revision (issue 16); null clears a rejection. */
+  /** Set when this run rejected the held revision; null clears a rejection. */
   rejected?: { revision: string; objectHash?: string } | null;
   /** The revision a Rollback moved away from and its render's objectHash; null clears it. */
   rolledBackFrom?: string | null;
@@ -75,7 +75,7 @@ export interface RunRecord {
   operationState?: OperationState;
   /** On the destination (stamped with its cluster by recordRun), then on other clusters. */
   inventory: InventoryEntry[];
-  /** The remote clusters the inventory has entries on, with their Secrets (issue 15). */
+  /** The remote clusters the inventory has entries on, with their Secrets. */
   clusters?: ClusterRecord[] | undefined;
   resources: ResourceStatus[];
   health: { status: HealthStatus; reason: string };
@@ -84,12 +84,12 @@ export interface RunRecord {
   /** A failed step. */
   failure?: Failure;
   /**
-   * A sync window held a sync back this run (issue 15): why (names the window), and when
+   * A sync window held a sync back this run: why (names the window), and when
    * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
    */
   syncWindow?: Pick<WindowBlock, "message" | "next">;
   url?: string;
-  /** What selfHeal re-applied this run (status.lastDriftCorrection, issue 9). */
+  /** What selfHeal re-applied this run (status.lastDriftCorrection). */
   corrected?: CorrectionRecord;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
@@ -101,7 +101,7 @@ export interface RunRecord {
  * objects are Progressing), Stalled (True when retrying cannot help until the spec changes).
  * previousRevisions is newest first, at most REVISION_HISTORY. `failures` counts
  * consecutive failed runs: with lastReconciledAt (the time of the run) it drives the backoff
- * (plan/schedule.ts). Nothing about the next run is stored: the schedule derives it (issue 14),
+ * (plan/schedule.ts). Nothing about the next run is stored: the schedule derives it,
  * so a run that finds nothing new composes the status it started with.
  */
 export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
@@ -112,7 +112,7 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
     else status[key] = value;
   };
   set("observedGeneration", run.generation);
-  // kubectl get apps shows it (printer columns take JSONPath only, no substring): issue 9.
+  // kubectl get apps shows it (printer columns take JSONPath only, no substring).
   if (prev.revision) set("shortRevision", shortRevision(prev.revision));
   set("syncStatus", run.syncStatus);
   set("healthStatus", run.health.status);
@@ -197,7 +197,7 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
 }
 
 /**
- * `run` with the messages copied from objects made stable (plan/messages.ts, issue 14): the
+ * `run` with the messages copied from objects made stable (plan/messages.ts): the
  * health reason and each resource line keep their previous text when the new one says the
  * same in another order, so an unchanged state composes an unchanged status.
  */
@@ -341,7 +341,7 @@ function dedupe<T extends { revision: string }>(items: T[]): T[] {
 
 /**
  * True when `next` differs from `prev` in anything but the run's own time (lastReconciledAt).
- * A run that finds the same source, spec, objects and health writes nothing (issue 14): the
+ * A run that finds the same source, spec, objects and health writes nothing: the
  * schedule needs no write to advance.
  */
 export function statusChanged(prev: AppStatus, next: AppStatus): boolean {

@@ -93,7 +93,7 @@ describe("isSteady", () => {
       true,
     ],
     [
-      "another commit whose render is the applied one (issue 10, kind 7)",
+      "another commit whose render is the applied one",
       spec(),
       { ...steady, revision: R0 },
       2,

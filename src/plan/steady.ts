@@ -6,10 +6,10 @@ import { pendingOperation } from "./operations.ts";
  * True when the last full run saw the same revision, spec (generation) and render, nothing is
  * pending (no operation, no failure being retried, no selfHeal comparison owed) and this run
  * does not owe a full comparison (`compare`: its slot in the interval came, or a person asked
- * for the run; issue 14's schedule keeps nothing in status to tell). Then the run skips
+ * for the run; the stateless schedule keeps nothing in status to tell). Then the run skips
  * the fetch and the render and only observes the inventory's health. Where the last render
  * (observedObjectHash) is not the applied one, it must be one the gates would not apply anyway:
- * frozen, manual sync, held for approval, rejected (issue 16), or the render a Rollback moved
+ * frozen, manual sync, held for approval, rejected, or the render a Rollback moved
  * away from.
  * @param generation metadata.generation of the App now
  * @param revision what the source resolved to this run

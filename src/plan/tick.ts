@@ -1,4 +1,4 @@
-// A scheduled tick's plan (issue 14): which Apps are due, and their Git sources grouped so that
+// A scheduled tick's plan: which Apps are due, and their Git sources grouped so that
 // each repository and ref is resolved once and the revision handed to every run. Pure.
 import type { AppRow } from "../app/index.ts";
 import { type Due, dueAt, shardOf, type Tick } from "./schedule.ts";
@@ -29,7 +29,7 @@ export function sourceKey(source: GitSourceRef): string {
 
 /**
  * Whether `hint` was resolved for exactly this source: same url, ref and credentials Secret.
- * A run uses a hint only then (issue 14: "the run still verifies it against the App's spec"),
+ * A run uses a hint only then ("the run still verifies it against the App's spec"),
  * so an App edited since the tick, or one with other credentials, resolves its own revision.
  */
 export function hintFits(hint: SourceHint | undefined, source: GitSourceRef): boolean {

@@ -12,7 +12,7 @@ import type { Ports } from "./ports.ts";
  * first failure is logged and reported as one Warning Event "NotificationFailed" on the App
  * (e.g. `Slack: Secret team-a/slack not found`), naming what is wrong but never the URL or
  * any Secret value. A failure to emit that Event is swallowed. The payload is redacted with
- * `ports.redactor` (issue 11: a message may echo a rendered Secret's value).
+ * `ports.redactor` (a message may echo a rendered Secret's value).
  * @param note appended to the Event's message, given what was not delivered (redelivery says
  *   how long it keeps them)
  * @returns the subscribed transitions not delivered (in order; from the first failure on)

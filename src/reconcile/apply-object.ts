@@ -1,5 +1,5 @@
 // One object's server-side apply and what follows it: an immutable field is recreated when the
-// object opts in (issue 10, kind 4); a failed apply reads the object as it is, so an existing
+// object opts in; a failed apply reads the object as it is, so an existing
 // one never looks Missing.
 import { ANNOTATION_RECREATE } from "../app/index.ts";
 import { describeRef, type KubeObject, refOf } from "../core/index.ts";
@@ -47,7 +47,7 @@ export async function applyObject(
   try {
     return { ok: true, stored: await cluster.apply(obj) };
   } catch (e) {
-    // The run's Lease ran out: it stops, writing nothing more (issue 12, kind 5).
+    // The run's Lease ran out: it stops, writing nothing more.
     if (isRestart(e)) throw e;
     const failure = readApplyError(e, { secret, redact });
     if (

@@ -41,7 +41,7 @@ export interface ApplyOutcome {
   /**
    * refKeys of failed objects the API server may have stored all the same: the answer was
    * lost or a 5xx/429 after the transport's retries (an earlier attempt may have landed), or a
-   * CRD created but not Established in time. The inventory keeps them (issue 12, kind 1).
+   * CRD created but not Established in time. The inventory keeps them.
    */
   uncertain: Set<string>;
 }
@@ -54,8 +54,7 @@ const FIRST_STAGE = new Set(["Namespace", "CustomResourceDefinition"]);
  * an object is managed by one App, never taken over. Namespaces may be shared (sharedForms). An object that
  * exists without being this App's is refused unless `adopt`, and an apply-if-absent object
  * that exists is left alone (prepareTakeover). A workload an HPA of the render
- * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms;
- * issue 10, kind 2). Objects in `unchanged` are not applied (issue 14: their form was applied
+ * scales is applied without spec.replicas once both were applied before (autoscaledApplyForms). Objects in `unchanged` are not applied (their form was applied
  * and they were seen as desired); they still count as the render's, e.g. an HPA among them.
  */
 export async function applyDesired(
@@ -81,7 +80,7 @@ export async function applyDesired(
   });
   const mine = await sharedForms(claimed, owners, ctx);
   // A Job with a TTL applied in this very form is not applied again: its TTL may have removed
-  // it, finished (issue 10, kind 5). It is read instead: live, or gone and done.
+  // it, finished. It is read instead: live, or gone and done.
   const ttlJobs = unchangedTtlJobs(mine, ctx.inventory, hashes);
   const toApply = mine.filter((o) => !ttlJobs.has(refKey(refOf(o))));
   const takeover = await prepareTakeover(ctx, toApply, adopt);
@@ -113,7 +112,7 @@ export async function applyDesired(
 /**
 /**
  * A Namespace other Apps render too keeps the tracking labels of the one that applied it first
- * (sharedNamespaceForm; issue 10, kind 6): one read of each such Namespace.
+ * (sharedNamespaceForm): one read of each such Namespace.
  */
 async function sharedForms(
   objects: readonly KubeObject[],
@@ -191,7 +190,7 @@ export async function applyStaged(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
-  // Helm hooks (issue 13): pre-install/upgrade groups run to completion before the rest; a
+  // Helm hooks: pre-install/upgrade groups run to completion before the rest; a
   // failed one stops the sync, as in Argo CD.
   for (const [i, group] of hooks.pre.entries()) {
     const failure = await runHookGroup(group, cluster, sleep, out.applied, out.failed);
@@ -313,7 +312,7 @@ export async function restartWorkloads(
   return { restarted, failed };
 }
 
-/** The run's redactor as a function, when the runtime gives one (issue 11). */
+/** The run's redactor as a function, when the runtime gives one. */
 export function redactOf(ctx: RunContext): ((text: string) => string) | undefined {
   const redactor = ctx.ports.redactor;
   return redactor ? (text) => redactor.redact(text) : undefined;

@@ -52,7 +52,7 @@ function setup(syncPolicy: Record<string, unknown>) {
   return { kube, head, ports, status, operate, liveValue };
 }
 
-describe("Reject (issue 16)", () => {
+describe("Reject", () => {
   it("records the rejection, clears the hold, and the same revision is neither held nor applied again", async () => {
     const { kube, head, ports, status, operate, liveValue } = setup({ requiresApproval: true });
     await reconcileApp(REF, ports, t0);

@@ -1,4 +1,4 @@
-// Before a prune deletes a Namespace or a CRD: what would go with it (issue 12, kind 7).
+// Before a prune deletes a Namespace or a CRD: what would go with it.
 import { KubeApiError, type KubeObject, refKey } from "../core/index.ts";
 import { cascadeOf, cascadeReason, foreignContents, type PrunePlan } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";

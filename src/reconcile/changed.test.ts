@@ -1,4 +1,4 @@
-// Apply only what changed (issue 14, target 3): the loop's decisions against the fake API server.
+// Apply only what changed: the loop's decisions against the fake API server.
 import { describe, expect, it } from "vitest";
 import { addApp, createFakeKube } from "../../test/support/fake-kube.ts";
 import type { KubeObject, SourceFile } from "../core/index.ts";
@@ -47,7 +47,7 @@ function setup() {
   return { kube, commit, applied, run, status };
 }
 
-describe("a sync applies only what changed (issue 14)", () => {
+describe("a sync applies only what changed", () => {
   it("one changed object of 50 is one apply, with no list of the other Apps", async () => {
     const { kube, commit, applied, run, status } = setup();
     commit("a", files());
@@ -68,7 +68,7 @@ describe("a sync applies only what changed (issue 14)", () => {
     expect(applied).toEqual(["cm-7"]);
     expect(kube.calls.listApps.length - listsBefore).toBe(0);
     const after = kube.requestCounts();
-    // App read and its re-read under the Lease (issue 12), the apply, Lease acquire and
+    // App read and its re-read under the Lease, the apply, Lease acquire and
     // release, the status write, the Applied Event: 1 apply + 6 other.
     expect(after.get - before.get).toBe(2);
     expect(after.list - before.list).toBe(0);

@@ -1,5 +1,5 @@
 // Step 8, compare: each rendered object that is live against what the API server would store
-// if plumb applied it (issue 10, kinds 1 and 8). A local pass (plan: suspect) picks the objects
+// if plumb applied it. A local pass (plan: suspect) picks the objects
 // that may differ; each is confirmed with a server-side-apply dry run (Flux's way), and what
 // applying would change is the dry run's result against live (plan: serverDiff). An object
 // nothing suspects costs no request.
@@ -57,7 +57,7 @@ const TRACKING = new Set(
 
 /**
  * A Namespace may be rendered by several Apps; its tracking labels name the one that applied it
- * first (issue 10, kind 6), so they are never a difference.
+ * first, so they are never a difference.
  */
 function diffOptions(obj: KubeObject): DiffOptions {
   if (obj.kind === "Namespace" && obj.apiVersion === "v1")

@@ -5,7 +5,7 @@ import { type NamespacedName, nameOf } from "../core/index.ts";
 import { type DestinationRecord, type SourceHint, splitInventory } from "../plan/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
-/** How a run was asked for (issue 14): what its trigger knows that the App does not say. */
+/** How a run was asked for: what its trigger knows that the App does not say. */
 export interface RunOptions {
   /**
    * The run owes a full comparison (fetch, render, drift): the App's slot in its interval came,
@@ -40,7 +40,7 @@ export interface RunContext {
   readonly compare: boolean;
   /** A revision resolved for the App's source by the trigger (RunOptions.source). */
   readonly hint: SourceHint | undefined;
-  /** The remote destination (issue 15); undefined for the cluster the App lives in. */
+  /** The remote destination; undefined for the cluster the App lives in. */
   readonly destination?: DestinationRecord;
   /**
    * status.inventory entries on other clusters (a former destination): carried into status

@@ -1,4 +1,4 @@
-// The loop's decisions for remote destinations (issue 15) over fake clusters: where objects
+// The loop's decisions for remote destinations over fake clusters: where objects
 // go, what the inventory records, and what an unreachable or refused destination does. What
 // users see on real clusters is proven in test/e2e/remote-cluster.test.ts.
 import { describe, expect, it } from "vitest";
@@ -181,7 +181,7 @@ describe("remote destination", () => {
       reason: "DestinationUnreachable",
     });
     expect(app().status?.failures).toBe(1);
-    // The backoff counts from the failed run (issue 14: nothing about the next run is stored).
+    // The backoff counts from the failed run (nothing about the next run is stored).
     expect(app().status?.lastReconciledAt).toBe(at(60).toISOString());
     expect(app().status?.nextReconcileAt).toBeUndefined();
     expect(names(b).sort()).toEqual(["one", "two"]);
@@ -303,7 +303,7 @@ describe("remote destination", () => {
     expect(names(b).sort()).toEqual(["one", "two"]);
   });
 
-  it("what a run may apply there is tracked on that cluster before it is applied (issue 12, kind 1)", async () => {
+  it("what a run may apply there is tracked on that cluster before it is applied", async () => {
     const { home, b, head, ports, app } = setup();
     head.sha = B;
     await reconcileApp(web, ports, t0);
@@ -338,7 +338,7 @@ describe("remote destination", () => {
     expect(names(home)).toEqual([]);
   });
 
-  describe("a former destination's Namespace (issue 12, kind 7)", () => {
+  describe("a former destination's Namespace", () => {
     const NS = `apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a, annotations: {plumb.dev/prune: "true"}}\n`;
     const B_SERVER = "https://b.example:6443";
     /** The App renders its Namespace on B; someone else put ConfigMap team-a/theirs in it. */

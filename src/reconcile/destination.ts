@@ -1,4 +1,4 @@
-// Remote destinations (issue 15): connect to the cluster spec.destination.cluster names, and
+// Remote destinations: connect to the cluster spec.destination.cluster names, and
 // prune what the inventory still has on a former destination. The App, its status, Events and
 // Lease stay on ports.kube; only objects go through the ClusterPort built here.
 import {
@@ -148,8 +148,7 @@ interface DepartedPrune extends PruneOutcome {
 /**
  * Prunes `refs` on a former destination `cluster` (`server`; undefined: the cluster the App
  * lives in) with the rules of the destination's own prune: planPrune, then guardCascades (a
- * Namespace or CRD whose deletion takes others' objects on that cluster is kept; issue 12,
- * kind 7), every delete fenced by the run's Lease (executePrune; issue 12, kind 5).
+ * Namespace or CRD whose deletion takes others' objects on that cluster is kept), every delete fenced by the run's Lease (executePrune).
  */
 async function pruneOn(
   ctx: RunContext,
@@ -256,7 +255,7 @@ function unreachable(message: string): Failure {
 
 /**
  * `ports` whose DestinationPort remembers the clusters it connected, and the requests sent to
- * them so far: a run's request counts include its remote destinations (issue 15).
+ * them so far: a run's request counts include its remote destinations.
  */
 export function countingRemotes(ports: Ports): { ports: Ports; counts(): Partial<RequestCounts> } {
   const destinations = ports.destinations;

@@ -1,4 +1,4 @@
-// DNS records for the App's domains (issue 17): after an apply, and on each full run while the
+// DNS records for the App's domains: after an apply, and on each full run while the
 // applied set is the desired one, make the zone hold one record per host of the App's Ingresses
 // (planDns), and remove the App's records when it is deleted.
 import { DnsReason, type DnsRecord, EventReason, type KubeObject } from "../core/index.ts";

@@ -58,7 +58,7 @@ export async function failedOutcome(
 /**
  * The outcome of a run stopped by an error it did not expect — a request to the Kubernetes API
  * that still failed after the transport's retries (ApiFailed), or a bug (InternalError) — so
- * the failure is recorded in status and a Warning Event instead of nowhere (issue 12, kind 2).
+ * the failure is recorded in status and a Warning Event instead of nowhere.
  * No further reads: everything but the failure is the stored status, whose inventory includes
  * what the run may have applied (trackInventory wrote it before applying), on every cluster. A pending operation
  * stays pending: the next run tries it again.
@@ -71,7 +71,7 @@ export function abortedOutcome(ctx: RunContext, error: unknown): RunOutcome {
     stalled: false,
     transient: true,
   };
-  // As stored (trackInventory may have added to it), split as the run sees it (issue 15).
+  // As stored (trackInventory may have added to it), split as the run sees it.
   const { here, elsewhere } = splitInventory(stored.inventory ?? [], ctx.destination?.server);
   return {
     inventory: here,

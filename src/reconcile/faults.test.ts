@@ -1,4 +1,4 @@
-// The loop's decisions under faults and races (issue 12), on the fake API server: what is
+// The loop's decisions under faults and races, on the fake API server: what is
 // tracked before it is applied, what a failed run records, how the Lease is waited for, renewed,
 // lost and released, and how a stale run starts over. The same kinds run against the real API
 // server through a fault-injecting proxy in test/e2e/faults.test.ts.
@@ -65,7 +65,7 @@ const status = (kube: FakeKube) => kube.apps.get("team-a/web")!.status!;
 const inventory = (kube: FakeKube) => (status(kube).inventory ?? []).map((r) => r.name).sort();
 const live = (kube: FakeKube) => [...kube.objects.values()].map((o) => o.metadata.name).sort();
 
-describe("kind 1: whatever a run may apply is tracked before it is applied", () => {
+describe("whatever a run may apply is tracked before it is applied", () => {
   it("an object created by a run whose final status write failed is pruned when the source drops it", async () => {
     const { kube, head, ports } = setup();
     await reconcileApp(REF, ports, t0);
@@ -218,7 +218,7 @@ describe("kind 1: whatever a run may apply is tracked before it is applied", () 
   });
 });
 
-describe("kind 2: a run that fails for good records it", () => {
+describe("a run that fails for good records it", () => {
   it("a request that still fails after the transport's retries is in status and an Event", async () => {
     const { kube, ports } = setup();
     kube.fail.listApps = new KubeApiError(
@@ -290,7 +290,7 @@ describe("kind 2: a run that fails for good records it", () => {
   });
 });
 
-describe("kind 3: the Lease", () => {
+describe("the Lease", () => {
   it("a Lease whose holder is gone delays a run by its remaining duration, polled with backoff", async () => {
     const { kube, ports, time } = setup();
     kube.setLease("team-a", "plumb-app-web", {
@@ -308,7 +308,7 @@ describe("kind 3: the Lease", () => {
     expect(time.now).toBeGreaterThanOrEqual(LEASE_SECONDS * 1000);
     expect(time.now).toBeLessThan(LEASE_SECONDS * 1000 + 1_000);
     // Attempts: 200 ms doubling to 2 s within 5 s, jittered: a handful, not one per 500 ms
-    // (issue 12 saw 121 creates in 60 s).
+    // (a fixed 500 ms retry once made 121 creates in 60 s).
     expect(attempts).toBeGreaterThanOrEqual(3);
     expect(attempts).toBeLessThanOrEqual(8);
   });
@@ -336,7 +336,7 @@ describe("kind 3: the Lease", () => {
   });
 });
 
-describe("kind 4: a stale run never applies over a newer one", () => {
+describe("a stale run never applies over a newer one", () => {
   it("a run that resolved A and waited while another applied B starts over and applies nothing old", async () => {
     const { kube, head, ports, time } = setup();
     await reconcileApp(REF, ports, t0);
@@ -369,7 +369,7 @@ describe("kind 4: a stale run never applies over a newer one", () => {
   });
 });
 
-describe("kind 5: a run that outlives its Lease writes nothing", () => {
+describe("a run that outlives its Lease writes nothing", () => {
   it("when a renewal finds the Lease taken, the run stops before its next write and starts over", async () => {
     const { kube, head, ports, time } = setup();
     await reconcileApp(REF, ports, t0);
@@ -403,7 +403,7 @@ describe("kind 5: a run that outlives its Lease writes nothing", () => {
   });
 });
 
-describe("kind 3: taking the Lease", () => {
+describe("taking the Lease", () => {
   it("a Lease create that failed transiently (it may have landed) is tried again, not recorded as a failure", async () => {
     const { kube, ports } = setup();
     const acquire = kube.acquireLease.bind(kube);
@@ -419,7 +419,7 @@ describe("kind 3: taking the Lease", () => {
   });
 });
 
-describe("kind 5: a write in flight when the Lease runs out", () => {
+describe("a write in flight when the Lease runs out", () => {
   it("carries a signal that aborts with LeaseLostError, so a transport does not send it again", async () => {
     const { kube, head, ports, time } = setup();
     await reconcileApp(REF, ports, t0);

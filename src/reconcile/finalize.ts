@@ -21,10 +21,10 @@ import { isRecordable } from "./settle.ts";
  * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
- * terminating namespace is too. With prune, the App's DNS records (issue 17) are removed too;
+ * terminating namespace is too. With prune, the App's DNS records are removed too;
  * a provider error keeps the finalizer the same way. An object another App also renders (a
  * shared Namespace) is kept with a Normal Event naming that App: "kept Namespace team-a: also
- * rendered by team-a/demo-b". Objects on other clusters (a remote destination, issue 15) are
+ * rendered by team-a/demo-b". Objects on other clusters (a remote destination) are
  * pruned there first; a cluster that cannot be reached keeps the finalizer
  * (DestinationUnreachable, retried with backoff) unless the App is annotated
  * plumb.dev/orphan-unreachable: "true". Under the App's Lease, as every write to objects is; a
@@ -66,7 +66,7 @@ async function terminating(ctx: RunContext): Promise<boolean> {
 async function finalize(ctx: RunContext, prune: boolean, interval: string): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
   const inventory = prune ? ctx.inventory : [];
-  // Objects on other clusters first, through the Secrets status.clusters records (issue 15).
+  // Objects on other clusters first, through the Secrets status.clusters records.
   const departed = await pruneDeparted(ctx, prune);
   if (departed.failure) {
     const { failure } = departed;

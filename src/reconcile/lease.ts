@@ -76,11 +76,11 @@ export function leaseName(app: App): string {
  *    transiently (a create the transport does not resend) is one more attempt;
  * 2. re-read the App: when its resourceVersion moved since the run read it (another run
  *    applied and recorded, the spec changed), StaleRunError — a stale run never applies what
- *    it resolved over what another run applied (issue 12, kind 4);
+ *    it resolved over what another run applied;
  * 3. run `fn` with `ctx.cluster` writes (apply, delete) and `ctx.lease` fenced: the Lease is
  *    renewed every RENEW_MS (in the background and before a write that finds it due), and a
  *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError
- *    (issue 12, kind 5). From then on `ctx.lease.signal` is aborted: every write carries it,
+ *. From then on `ctx.lease.signal` is aborted: every write carries it,
  *    so a transport does not send again a write it was retrying (a request already on the
  *    wire may still land: no API server takes a fencing token);
  * 4. release it, retried (by the transport; by the loop after an immediate failure); a release

@@ -54,7 +54,7 @@ export async function listLive(
   for (const group of byKind.values()) {
     const first = group[0]!;
     if (first.kind === "Namespace" && first.apiVersion === "v1") {
-      // A Namespace may be shared: another App's labels may be on it (issue 10, kind 6).
+      // A Namespace may be shared: another App's labels may be on it.
       for (const ref of group) {
         const ns = await cluster.get(ref);
         if (ns) live.set(refKey(ref), { ...ns, apiVersion: "v1", kind: "Namespace" });
@@ -86,7 +86,7 @@ export async function listLive(
 export interface Observation {
   health: SetHealth;
   comparison: Comparison;
-  /** The inventory with its finished Jobs marked (finishedJobs; issue 10, kind 5). */
+  /** The inventory with its finished Jobs marked (finishedJobs). */
   inventory: InventoryEntry[];
 }
 

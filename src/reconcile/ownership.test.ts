@@ -52,7 +52,7 @@ describe("claimedByOthers", () => {
     expect(kube.calls.listApps).toEqual([undefined]);
   });
 
-  it("with a tick's index, claims on another cluster do not contend (issue 15)", async () => {
+  it("with a tick's index, claims on another cluster do not contend", async () => {
     const remote = "https://b.example:6443";
     const d = app("d", "u-d", [{ ...cm("x"), cluster: remote } as ReturnType<typeof cm>]);
     const kube = new FakeKube([a, d]);

@@ -8,9 +8,9 @@ import type { InventoryIndex, KubePort } from "./ports.ts";
 /**
  * refKey → "namespace/name" of every other App whose status.inventory lists the object on the
  * same cluster (sorted; several only for a Namespace, which Apps may share). `server` is an API
- * server URL, undefined for the cluster the Apps live in (issue 15: Apps deploying the same names
+ * server URL, undefined for the cluster the Apps live in (Apps deploying the same names
  * to different clusters do not contend). Apps are told apart by uid, so a re-created App with the
- * same name is another App. With ports.inventories (a tick's shared index, issue 14) the Apps
+ * same name is another App. With ports.inventories (a tick's shared index) the Apps
  * are listed once for all its runs.
  */
 export async function claimedByOthers(
@@ -55,7 +55,7 @@ function add(claims: Claims, app: App, inventory: readonly InventoryEntry[]): vo
 }
 
 /**
- * An index of the Apps' inventories shared by the runs of one tick (issue 14: the first sync
+ * An index of the Apps' inventories shared by the runs of one tick (the first sync
  * of 1,000 Apps listed every App 1,000 times). The first run that needs it lists the Apps; each
  * sync records what its App owns now (record), so a later run of the same tick sees it. A claim
  * made meanwhile by another process is not seen — the objects it applied carry that App's

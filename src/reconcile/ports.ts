@@ -174,7 +174,7 @@ export interface RemoteCluster {
 }
 
 /**
- * Remote destinations (spec.destination.cluster.secretRef, issue 15): a ClusterPort from
+ * Remote destinations (spec.destination.cluster.secretRef): a ClusterPort from
  * kubeconfig CONTENT (read from a Secret by the loop), under the restricted policy: no exec
  * plugins, auth providers, local files or insecure-skip-tls-verify (unless the cluster-wide
  * setting allows it). What works differs by runtime (Node: CA data and client certificates;
@@ -204,7 +204,7 @@ export interface GitPort {
   fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
   /**
    * What source.path holds at `commit`: plain manifests (as fetch), or, when the directory
-   * holds a kustomization or Chart.yaml, the whole repository for the engine (issue 13).
+   * holds a kustomization or Chart.yaml, the whole repository for the engine.
    */
   fetchSource?(
     source: GitSource,
@@ -241,7 +241,7 @@ export interface ImagePort {
   ): Promise<{ tag: string; digest: string }>;
 }
 
-/** DNS records of one zone (issue 17; adapter: src/dns). Errors are thrown as Error. */
+/** DNS records of one zone (adapter: src/dns). Errors are thrown as Error. */
 export interface DnsPort {
   /** Records of any type named exactly `name`. */
   listByName(name: string): Promise<DnsRecord[]>;
@@ -304,11 +304,11 @@ export interface Ports {
   allowedClusterKinds?: readonly string[];
   /** The tick's shared index of the Apps' inventories; absent: each run lists the Apps. */
   inventories?: InventoryIndex;
-  /** Remote destinations (issue 15); absent: Apps may deploy only to the cluster they live in. */
+  /** Remote destinations; absent: Apps may deploy only to the cluster they live in. */
   destinations?: DestinationPort;
   /**
    * Cluster-wide policy: an App may prune a Namespace or CRD (opted in with plumb.dev/prune)
-   * even when that deletes objects that are not the App's (issue 12, kind 7). Off by default.
+   * even when that deletes objects that are not the App's. Off by default.
    */
   allowCascadingPrune?: boolean;
   /** Waits `ms` milliseconds (injected so tests need not sleep). */
@@ -321,7 +321,7 @@ export interface Ports {
   /** Logger for operators; never given secrets. */
   log?: (entry: Record<string, unknown>) => void;
   /**
-   * The process's secret values (issue 11): a run registers its source credentials and the
+   * The process's secret values: a run registers its source credentials and the
    * Secrets it renders; what plumb prints (status, Events, Slack, CLI, HTTP, logs) is redacted
    * with it.
    */

@@ -78,7 +78,7 @@ export async function pruneStale(
 }
 
 /**
- * Step 8 when a pre-sync hook stopped the apply (issue 13): nothing is pruned, and every stale
+ * Step 8 when a pre-sync hook stopped the apply: nothing is pruned, and every stale
  * object stays in the inventory with the reason.
  */
 export function keepStale(

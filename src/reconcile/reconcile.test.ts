@@ -73,7 +73,7 @@ describe("reconcileApp decisions (fake API server)", () => {
     });
     const second = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(10));
     // No writes. The fake has no Deployment controller, so the Deployment stays Progressing and
-    // its Pods are listed to explain it (issue 9): one list more than a healthy App's run.
+    // its Pods are listed to explain it: one list more than a healthy App's run.
     expect(second.requests).toEqual({ get: 1, list: 3, create: 0, update: 0, patch: 0, delete: 0 });
   });
 
@@ -186,7 +186,7 @@ describe("reconcileApp decisions (fake API server)", () => {
       // Health is still observed (the fake's Deployment has no status yet: Progressing).
       healthStatus: "Progressing",
     });
-    // Nothing about the schedule is stored (issue 14): the tick reads nextSyncWindow.
+    // Nothing about the schedule is stored: the tick reads nextSyncWindow.
     expect(status(kube).nextReconcileAt).toBeUndefined();
     // Progressing wins Ready's reason; its message still says what the window holds back.
     expect(status(kube).conditions?.[0]).toMatchObject({
@@ -276,7 +276,7 @@ describe("reconcileApp decisions (fake API server)", () => {
   });
 });
 
-describe("reconcileApp on a steady App (issue 14)", () => {
+describe("reconcileApp on a steady App", () => {
   const ref = { namespace: "team-a", name: "web" };
 
   it("a full comparison of an unchanged App fetches, compares and writes nothing, however late", async () => {

@@ -1,4 +1,4 @@
-// reconcileApp: one stateless run for one App, as a checklist (DESIGN.md "The reconcile, step by
+// reconcileApp: one stateless run for one App, as a checklist (docs/design.md, "The reconcile, step by
 // step"; modelled on Flux kustomize-controller's reconcile()). Each step returns what it found;
 // the run's status is composed and written once, by recordRun (step 10).
 import { type AppSpec, FINALIZER, type HealthStatus, validateSpec } from "../app/index.ts";
@@ -75,12 +75,12 @@ const MAX_NAME = 63;
  * them happen under a per-App Lease taken after the run re-read the App (withLease), and
  * every status write is conditional on the resourceVersion the run holds (a conflict re-runs,
  * up to 3 times in all). A run that fails records its failure in status and a Warning Event,
- * also when a request to the API server fails for good (issue 12, kind 2). Everything the run
+ * also when a request to the API server fails for good. Everything the run
  * writes or returns passes through one redactor (`ports.redactor`, or the run's own), which
- * learns the run's source credentials and the values of the Secrets it renders (kind 6).
+ * learns the run's source credentials and the values of the Secrets it renders.
  * @param now the run's clock (every time written to status derives from it)
  * @param options what the trigger knows: a full comparison owed (its slot came, or a person
- *   asked for the run: the CLI on one App, `--force`, issue 9), a revision already resolved
+ *   asked for the run: the CLI on one App, `--force`), a revision already resolved
  * @returns the outcome and the API requests made, by verb (to the App's cluster and to its
  *   remote destination); `error` names what failed (never a secret); `retryable` when the run
  *   ended before recording its outcome in status.
@@ -160,7 +160,7 @@ async function checklist(home: RunContext): Promise<RunLine> {
   if (!spec.ok) return recordRun(home, DEFAULT_INTERVAL, await failedOutcome(home, spec.error));
   const { interval } = spec.value;
 
-  //    Connect to the destination (another cluster: its kubeconfig Secret, issue 15).
+  //    Connect to the destination (another cluster: its kubeconfig Secret).
   const destination = await connectDestination(home, spec.value);
   if (!destination.ok)
     return recordRun(home, interval, await failedOutcome(home, destination.error));
@@ -397,7 +397,7 @@ async function sync(
   source: { revision: string; objectHash: string | undefined },
 ): Promise<RunOutcome> {
   // 7. Apply (staged: Namespaces and CRDs first; Helm hooks around the rest) what changed: an
-  //    object in the form last applied and seen live and as desired is left alone (issue 14).
+  //    object in the form last applied and seen live and as desired is left alone.
   //    An operation (Sync, Deploy, Rollback, Approve: a person asked) applies the whole desired
   //    state again, as Argo CD's sync does. A host another Ingress serves: nothing. The other
   //    Apps' inventories are read only when an object is new to this one, a Namespace, or
@@ -415,7 +415,7 @@ async function sync(
   if (hostConflict) {
     return failedOutcome(cursor.ctx, hostConflict, { operation: decision.operation });
   }
-  //    A former destination first: prune what the App left there, or refuse (issue 15).
+  //    A former destination first: prune what the App left there, or refuse.
   const departed = await pruneDeparted(cursor.ctx, spec.syncPolicy.prune);
   if (departed.failure?.reason === FailureReason.DestinationUnreachable) {
     const outcome = await failedOutcome(cursor.ctx, departed.failure, {

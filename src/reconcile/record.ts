@@ -19,7 +19,7 @@ import type { RequestCounts } from "./ports.ts";
 import { redactStatus } from "./redaction.ts";
 import { announceAndRedeliver } from "./redeliver.ts";
 
-/** One JSON line per App for the CLI and the HTTP API (issue #3's shape). */
+/** One JSON line per App for the CLI and the HTTP API (one shape for both). */
 export interface RunResult {
   app: string;
   /** Skipped: a scheduled run found the App not due (its slot has not come; see nextReconcileAt). */
@@ -64,14 +64,14 @@ const STATUS_ATTEMPTS = 3;
 
 /**
  * Writes the App's status from `outcome` (composeStatus), if it differs from the stored one in
- * anything but the run's own time (a steady run writes nothing, issue 14); then emits the
+ * anything but the run's own time (a steady run writes nothing); then emits the
  * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
  * announces transitions to Slack, after redelivering what earlier runs could not send
  * (announceAndRedeliver). The write is conditional on the resourceVersion the run holds
  * (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
  * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
- * and StatusNotWrittenError is thrown (issue 12, kind 2: no failed run goes unrecorded).
- * Status, Events and the line are redacted with `ctx.ports.redactor` (issue 12, kind 6).
+ * and StatusNotWrittenError is thrown (no failed run goes unrecorded).
+ * Status, Events and the line are redacted with `ctx.ports.redactor`.
  * @param interval spec.interval (the schedule of the next run)
  */
 export async function recordRun(
@@ -80,7 +80,7 @@ export async function recordRun(
   outcome: RunOutcome,
 ): Promise<RunLine> {
   const { events, driftCorrected, departed, ...found } = outcome;
-  // The steps saw the destination's entries only; place them, and carry the others (issue 15).
+  // The steps saw the destination's entries only; place them, and carry the others.
   const inventory = placeInventory(
     found.inventory,
     ctx.destination?.server,
@@ -99,7 +99,7 @@ export async function recordRun(
   const composed = redactStatus(composeStatus(ctx.prev, record), redactor);
   // trackInventory cleared status.objectHash before applying: only a run that recorded the
   // whole set it applied sets it again — not a failure recorded from the status read before
-  // (abortedOutcome), which would call the tracked objects the render last applied (kind 1).
+  // (abortedOutcome), which would call the tracked objects the render last applied.
   if (ctx.app.status?.objectHash === undefined && record.applied?.objectHash === undefined) {
     delete composed.objectHash;
   }

@@ -1,4 +1,4 @@
-// One redactor per run (issue 12, kind 6): status, Events, the run line and logs, also when the
+// One redactor per run: status, Events, the run line and logs, also when the
 // composition root passed no redactor; identity fields are never rewritten.
 import { describe, expect, it } from "vitest";
 import { addApp, createFakeKube } from "../../test/support/fake-kube.ts";
@@ -48,7 +48,7 @@ describe("a run redacts what it writes with one redactor", () => {
 /** A password with characters every encoding changes: quotes, backslash, non-ASCII, emoji. */
 const PASSWORD = 'pä$$ "wörd" \\ 🔑/+=';
 const b64 = (s: string) => Buffer.from(s).toString("base64");
-/** The forms of a credential a peer may echo (issue 12, kind 6), by name. */
+/** The forms of a credential a peer may echo, by name. */
 const ECHOES: Record<string, string> = {
   plain: PASSWORD,
   "base64 of user:password (Basic)": b64(`deploy:${PASSWORD}`),
@@ -66,7 +66,7 @@ const ECHOES: Record<string, string> = {
   "JSON in JSON": JSON.stringify(JSON.stringify(PASSWORD)),
 };
 
-describe("every encoding of a credential, wherever a run says something (issue 12, kind 6)", () => {
+describe("every encoding of a credential, wherever a run says something", () => {
   it("a source error echoing them: none in status, Events, the line, logs or Slack", async () => {
     const kube = createFakeKube();
     kube.secrets.set("team-a/git", { username: "deploy", password: PASSWORD });

@@ -1,5 +1,5 @@
-// One redactor per run: everything a run writes or says passes through it (issue 12, kind 6;
-// the Redactor itself is issue 11's, src/core/redact.ts).
+// One redactor per run: everything a run writes or says passes through it (the
+// Redactor itself is src/core/redact.ts).
 import type { AppStatus } from "../app/index.ts";
 import { type ObjectRef, Redactor } from "../core/index.ts";
 import type { Ports } from "./ports.ts";

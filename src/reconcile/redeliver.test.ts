@@ -1,5 +1,5 @@
 // announceAndRedeliver against the fake API server: the queue in status, its write and the
-// merge when another run wrote status meanwhile (issue 11 item 5).
+// merge when another run wrote status meanwhile.
 import { describe, expect, it } from "vitest";
 import { addApp, createFakeKube } from "../../test/support/fake-kube.ts";
 import type { PendingNotification } from "../app/index.ts";

@@ -1,4 +1,4 @@
-// Announce a run's transitions and redeliver what earlier runs could not (issue 11 item 5):
+// Announce a run's transitions and redeliver what earlier runs could not:
 // undelivered Slack notifications wait in status.pendingNotifications, are sent once on a
 // later run, and are given up after REDELIVERY_WINDOW_MS.
 import type { App, AppStatus, PendingNotification } from "../app/index.ts";

@@ -1,4 +1,4 @@
-// A Reject operation (issue 16): turn the held revision down. Status records it, so the gates
+// A Reject operation: turn the held revision down. Status records it, so the gates
 // neither hold nor announce that revision again; nothing is applied.
 import { EventReason } from "../core/index.ts";
 import {

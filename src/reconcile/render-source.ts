@@ -1,4 +1,4 @@
-// Kustomize overlays and Helm charts to parsed objects through the injected engines (issue 13).
+// Kustomize overlays and Helm charts to parsed objects through the injected engines.
 // The loop's only contact with the engines; what goes in and out is built in src/render.
 import type { AppSpec } from "../app/index.ts";
 import { err, type Issue, type Result } from "../core/index.ts";

@@ -27,7 +27,7 @@ export interface Cursor {
 
 /**
  * Runs `step` and records what it found, merged with `found` (what earlier steps observed);
- * when the step throws a recordable error, records that failure instead (issue 12, kind 2),
+ * when the step throws a recordable error, records that failure instead,
  * from the context the step had reached. When the status write itself fails for good, the
  * failure of that write is recorded instead, once (the status write retried).
  */

@@ -50,7 +50,7 @@ export interface ResolvedSource {
 /**
  * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
  * `password`) and resolves the revision: a commit SHA (Git ls-refs — or the revision the
- * trigger resolved for this very source, ctx.hint, issue 14), a digest (tag → digest),
+ * trigger resolved for this very source, ctx.hint), a digest (tag → digest),
  * an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts), or
  * "<version>@sha256:<hex>" (a chart: the version its constraint picks).
  * @returns SourceFailed (transient unless the adapter says otherwise) when either fails;
@@ -70,7 +70,7 @@ export async function resolveSource(
 
 /**
  * Credentials from spec.source.*.secretRef, registered with the run's redactor. A token or
- * password shorter than MIN_SECRET_LENGTH is refused (issue 11: plumb could not redact it).
+ * password shorter than MIN_SECRET_LENGTH is refused (plumb could not redact it).
  */
 async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
   const ref =
@@ -195,7 +195,7 @@ export async function renderRevision(
     return err(sourceFailed(e));
   }
   // Secrets rendered from any source (manifests, Kustomize generators, Helm templates) are
-  // registered for redaction (issue 11).
+  // registered for redaction.
   ports.redactor?.addSecretsOf(parsed.map((p) => p.object));
   const scopes = new Map<string, boolean>();
   for (const { object } of parsed) {
@@ -215,8 +215,8 @@ export async function renderRevision(
   if (!rendered.ok) return err(renderFailed(rendered.error));
   const hashes = new Map<string, string>();
   for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
-  // Order-independent (issue 14): the same objects in another order are the same render. The
-  // destination is part of what is applied: a new cluster means a sync (issue 15).
+  // Order-independent: the same objects in another order are the same render. The
+  // destination is part of what is applied: a new cluster means a sync.
   const objectHash = await renderHash(hashes);
   return ok({
     revision,

@@ -94,7 +94,7 @@ export async function prepareTakeover(
     }
     if (!live) {
       const created = withGeneratedValues(desired, randomHex);
-      // Generated passwords never appear in a message, in any encoding (issue 11).
+      // Generated passwords never appear in a message, in any encoding.
       if (created !== desired) ctx.ports.redactor?.addSecretsOf([created]);
       out.apply.push(created);
       continue;

@@ -1,4 +1,4 @@
-// A scheduled tick (issue 14): list the Apps in compact pages, pick the due ones, resolve each
+// A scheduled tick: list the Apps in compact pages, pick the due ones, resolve each
 // Git source (repository, ref, credentials) once and hand the revision to every run on it.
 // The cron trigger enqueues what this plans (functions/worker.ts); `plumb reconcile --all` runs it.
 import type { AppRow } from "../app/index.ts";

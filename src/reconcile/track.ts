@@ -9,9 +9,9 @@ import { writeStatusChecked } from "./record.ts";
  * and `toApply` — only when `toApply` adds objects, in one status write (conditional on the
  * run's resourceVersion, under its Lease). A run whose response was lost after the API server
  * created an object, or whose final status write failed, thus leaves that object in the
- * inventory, and the next run prunes it when the source dropped it (issue 12, kind 1; Flux
+ * inventory, and the next run prunes it when the source dropped it (Flux
  * and Argo CD keep their inventories elsewhere, plumb's lives in status). The new entries are
- * placed on the run's destination (issue 15), and status.objectHash is cleared (the applied
+ * placed on the run's destination, and status.objectHash is cleared (the applied
  * set is not known until the final write, which trims the inventory to what the run owns and
  * records the hash again). Cost: one status write per run that adds objects.
  * @returns the context with the App as stored after the write (or `ctx` when nothing was added)

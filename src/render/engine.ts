@@ -91,7 +91,7 @@ export class EngineError extends Error {
   }
 }
 
-/** Default time limit of one render, ms (issue 13: a template that loops fails clearly). */
+/** Default time limit of one render, ms (a template that loops fails clearly). */
 export const RENDER_TIMEOUT_MS = 10_000;
 /** Default cap on an engine's output, bytes (as the manifests cap of a Git source). */
 export const MAX_RENDER_OUTPUT_BYTES = 20 * 1024 * 1024;

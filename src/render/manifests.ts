@@ -104,7 +104,7 @@ function hasDirective(directives: Document["directives"]): boolean {
 /**
  * The first line of a YAML parser message, as a sentence: the parser ends it with
  * " at line L, column C:" before a code frame; the line is in the issue's path already, so the
- * column is kept in parentheses and no message ends with a dangling colon (issue 9).
+ * column is kept in parentheses and no message ends with a dangling colon.
  */
 export function firstLine(message: string): string {
   const line = (message.split("\n")[0] ?? message).trim();

@@ -75,7 +75,7 @@ describe("parseManifests", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.map((i) => i.path)).toEqual(["bad.yaml:4", "noname.json:1"]);
-    // No dangling colon: the line is in the path, the column in parentheses (issue 9).
+    // No dangling colon: the line is in the path, the column in parentheses.
     expect(r.error[0]?.message).toBe(
       "Nested mappings are not allowed in compact mappings (column 9)",
     );
@@ -85,7 +85,7 @@ describe("parseManifests", () => {
   });
 });
 
-describe("YAML error messages (issue 9)", () => {
+describe("YAML error messages", () => {
   it.each([
     [
       "kind: [\n",

@@ -30,7 +30,7 @@ describe("parseRuntimeConfig", () => {
     );
   });
 
-  it("PLUMB_ALLOW_CASCADING_PRUNE is true or false, never a repository's choice (issue 12, kind 7)", () => {
+  it("PLUMB_ALLOW_CASCADING_PRUNE is true or false, never a repository's choice", () => {
     expect(parseRuntimeConfig({ PLUMB_ALLOW_CASCADING_PRUNE: "true" }).allowCascadingPrune).toBe(
       true,
     );

@@ -1,4 +1,4 @@
-// ChartPort: Helm charts from HTTP(S) chart repositories and OCI registries (issue 13).
+// ChartPort: Helm charts from HTTP(S) chart repositories and OCI registries.
 import type { ChartPort } from "../reconcile/ports.ts";
 import { ociCharts } from "./chart-oci.ts";
 import { helmRepository } from "./chart-repo.ts";

@@ -42,7 +42,7 @@ export interface GitPortOptions {
   maxDownloadBytes?: number;
   /**
    * Fetched revisions kept in memory and shared (default 4; 0 keeps none): Apps on the same
-   * repository, revision and credentials read their paths out of one fetch (issue 14). Each
+   * repository, revision and credentials read their paths out of one fetch. Each
    * costs the memory of its pack (see maxDownloadBytes); the least recently used goes first.
    */
   sharedFetches?: number;
@@ -238,7 +238,7 @@ async function fetchRevision(
   oid: string,
   pinned: boolean,
 ): Promise<Fetched> {
-  // memfs only when a fetch happens: a no-op run resolves and stops (issue 14).
+  // memfs only when a fetch happens: a no-op run resolves and stops.
   // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
   const { createFsFromVolume, Volume } = (await import("memfs")).default;
   const fs = createFsFromVolume(new Volume());

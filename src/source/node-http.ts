@@ -1,5 +1,5 @@
 // An isomorphic-git HttpClient on node:http(s), for Node runs: the global fetch loads undici,
-// which costs a short run ~20 ms of CPU and 16 MiB (issue 14); workerd keeps the fetch client.
+// which costs a short run ~20 ms of CPU and 16 MiB; workerd keeps the fetch client.
 import type { IncomingMessage } from "node:http";
 import type { GitHttpRequest, GitHttpResponse, HttpClient } from "isomorphic-git";
 
@@ -86,7 +86,7 @@ function send(
     // caller); after it, the body, without an error — passed to request() it was left on the
     // kept-alive socket, and the abort the GitPort makes at the end of every call destroyed
     // that socket with an 'error' nobody listened to, ending the process (a hostile server's
-    // ERR line, issue 12 kind 6's e2e). A body cut this way ends early for its reader.
+    // ERR line). A body cut this way ends early for its reader.
     let response: IncomingMessage | undefined;
     const onAbort = () => {
       if (response) response.destroy();

@@ -1,4 +1,4 @@
-// POST /slack/interactions: the Held alert's Approve and Reject buttons (issue 16).
+// POST /slack/interactions: the Held alert's Approve and Reject buttons.
 import type { Hono, MiddlewareHandler } from "hono";
 import { short } from "../../plan/index.ts";
 import { HttpError } from "../errors.ts";

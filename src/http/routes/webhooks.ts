@@ -62,7 +62,7 @@ async function authentic(
  *   or a form sent to the GitLab route (GitLab only sends JSON);
  * - otherwise every App whose spec.source.git matches ({@link appMatchesPush}) is passed to
  *   `deps.trigger` with its source and the answer is 202 {"apps": ["ns/name", ...], "revision":
- *   <after>, "ref"}. The Apps are read as the compact list, in pages (issue 14: a push costs
+ *   <after>, "ref"}. The Apps are read as the compact list, in pages (a push costs
  *   kilobytes per hundred Apps, not their statuses).
  */
 export function registerWebhookRoutes(
@@ -70,7 +70,7 @@ export function registerWebhookRoutes(
   deps: HttpDeps,
   limit: MiddlewareHandler,
 ): void {
-  // Every rejected delivery is logged for the operator (issue 9): route, status, reason and
+  // Every rejected delivery is logged for the operator: route, status, reason and
   // the provider's delivery id; never the body, a header value or the secret.
   app.use("/webhooks/*", async (c, next) => {
     await next();

@@ -48,7 +48,7 @@ const cases = readdirSync(dir)
   .sort();
 
 describe("renderApp golden files", () => {
-  it("has the cases the issue asks for", () => {
+  it("covers every kind of service, job and need", () => {
     expect(cases).toEqual(["cronjob", "needs", "web-domain-volume", "worker"]);
   });
 
