@@ -98,8 +98,6 @@ export async function reconcileApp(
 
 /**
  * One attempt: step 1, then the run prepared (steps 2–7) and carried out (steps 8–20, steps.ts).
- * 1. Get the App. Gone: done. Being deleted: finalize, unless plumb's finalizer is gone
- *    already. Otherwise ensure the finalizer.
  */
 async function runOnce(
   ref: NamespacedName,
@@ -107,6 +105,8 @@ async function runOnce(
   now: Date,
   options: RunOptions,
 ): Promise<RunLine> {
+  // 1. Get the App. Gone: done. Being deleted: finalize (planFinalize), unless plumb's
+  //    finalizer is gone already. Otherwise ensure the finalizer (in prepare).
   const app = await ports.kube.getApp(ref.namespace, ref.name);
   if (!app) return { app: nameOf(ref), outcome: "NotFound" };
   const start = runContext(app, ports, now, options);

@@ -23,7 +23,7 @@ import { writeStatusChecked } from "./record.ts";
 import { TARGETS } from "./targets/index.ts";
 
 /**
- * Step 20 of a run (notify): for each target the App configures, sends its pending
+ * The notify step of a run: for each target the App configures, sends its pending
  * notifications still in their window (oldest first, each marked with the time it happened),
  * then `list`. What fails is kept, for its target (a NotificationFailed Event says until when);
  * what expired is dropped with a NotificationFailed Event; what waits for a target the App no

@@ -75,27 +75,12 @@ function complete(draft: Draft): RunOutcome {
 }
 
 /**
- * Carries out `run.plan`: its steps in this one order (each runs when the plan has it), then
- * status is written once and the transitions announced:
- *  8. stop: record a failure (health observed anew, or the stored status for an error no
- *     step expected); nothing applied or pruned;
- *  9. finalize: prune the inventory of an App being deleted, then remove the finalizer;
- * 10. restart: restart the inventory's workloads (a Restart operation);
- * 11. observe: list the live objects, assess health, compare with the render (drift);
- * 12. hold: stage the render for approval (a Held Event);
- * 13. reject: turn the held revision down;
- * 14. refuse: consume an operation the gates refused, as Failed;
- * 15. apply: track what the apply may create (trackInventory), apply, prune, health;
- * 16. heal: selfHeal re-applies what step 11 found drifted (or records the sync window that
- *     holds it back);
- * 17. record the sync window that held automated sync back;
- * 18. DNS: the records of the render's Ingress hosts;
- * 19. record: compose status and write it (writeStatusChecked), emit the run's Events;
- * 20. notify: announce the transitions to each target, after what earlier runs could not send.
- * When the plan holds the Lease it is taken before the first write that runs (9, 10, 15, 16,
- * 18) and released after step 20. An error no step expected is recorded from the context
- * reached (a recordable one: isRecordable); when the status write itself fails for good, that
- * failure is recorded instead, once.
+ * Carries out `run.plan`: its steps in one fixed order, each when the plan has it and each
+ * adding to the run's outcome (steps 8–18 below), then the one status write (19) and the
+ * notifications (20). When the plan holds the Lease, it is taken before the first write that
+ * runs (finalize, restart, apply, heal, DNS) and released after step 20. An error no step
+ * expected (a recordable one: isRecordable) is recorded from the context reached; when the
+ * status write itself fails for good, that failure is recorded instead, once.
  */
 export async function carryOut(run: PreparedRun): Promise<RunLine> {
   const { plan, interval, target } = run;
@@ -127,9 +112,12 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
     let draft: Draft = { events: [] };
     let outcome: RunOutcome;
     try {
-      // The render step 11 compares with and steps 16 and 18 work on, when the plan has one.
+      // The render the observation compares with and heal and DNS work on, when there is one.
       const desired = plan.render === "none" ? undefined : target;
       let dnsObjects: readonly KubeObject[] | undefined = desired?.objects;
+
+      // 8. Stop at a failure: nothing applied or pruned; health observed anew (or, for an
+      //    error no step expected, the stored status).
       if (plan.stop) {
         const { stop } = plan;
         draft = merge(
@@ -142,16 +130,23 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
               }),
         );
       }
+
+      // 9. Finalize an App being deleted: prune its inventory, then remove the finalizer.
       if (plan.finalize) {
         await writing();
         const done = await finalizeApp(ctx, plan.finalize.prune);
         if (done.removed) return { app: ctx.id, outcome: "Finalized" };
         draft = merge(draft, done.outcome);
       }
+
+      // 10. Restart the inventory's workloads (a Restart operation).
       if (plan.restart) {
         await writing();
         draft = merge(draft, await restart(ctx, plan.restart.operation));
       }
+
+      // 11. Observe: list the live objects, assess their health, compare with the render. A
+      //     held render is a preview, not drift.
       let seen: { observation: Observation; input: ObservedInput } | undefined;
       if (plan.observe) {
         const observation = await observe(ctx, desired, plan.observe.held);
@@ -166,6 +161,8 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         seen = { observation, input };
         draft = merge(draft, observedOutcome(input));
       }
+
+      // 12. Hold: stage the render for approval.
       if (plan.hold) {
         const { revision, objectHash } = plan.hold;
         draft = merge(draft, {
@@ -179,12 +176,19 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
           ],
         });
       }
+
+      // 13. Reject: turn the held revision down.
       if (plan.reject) draft = merge(draft, rejectHeld(ctx, plan.reject, draft.resources ?? []));
+
+      // 14. Refuse: an operation the gates refused is consumed as Failed.
       if (plan.refuse) {
         const { operation, message } = plan.refuse;
         const done = operationOutcome(operation, "Failed", message, ctx.now);
         draft = merge(draft, { operationState: done.state, events: [done.event] });
       }
+
+      // 15. Apply: what changed (or stop: a host conflict, an unreachable former destination),
+      //     tracked in status first (trackInventory), applied, then prune and health.
       if (plan.apply && desired) {
         await writing();
         const sync = await planSync(ctx, desired, plan.apply);
@@ -198,6 +202,9 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
           dnsObjects = synced.dns;
         }
       }
+
+      // 16. Heal: selfHeal re-applies what step 11 found drifted — while a sync window holds
+      //     automated sync back, the window is recorded instead.
       const drift = seen?.observation.comparison.drift ?? [];
       if (plan.heal && seen && desired && drift.length > 0) {
         if (plan.heal.blockedBy) draft = merge(draft, { syncWindow: plan.heal.blockedBy });
@@ -207,7 +214,12 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
           draft = merge(draft, observedOutcome({ ...seen.input, prev: ctx.prev, corrected }));
         }
       }
+
+      // 17. The sync window that held automated sync back (status.nextSyncWindow).
       if (plan.syncWindow) draft = merge(draft, { syncWindow: plan.syncWindow });
+
+      // 18. DNS: the records of the render's Ingress hosts (not while an Ingress failed to
+      //     apply).
       if (plan.dns && dnsObjects) {
         await writing();
         const dns = await syncDns(ctx, dnsObjects);
@@ -218,6 +230,9 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
       if (!isRecordable(e)) throw e;
       outcome = abortedOutcome(ctx, abortFailure(e));
     }
+
+    // 19. Record: compose status, write it once (writeStatusChecked), emit the run's Events. A
+    //     status write that fails for good is recorded as the run's failure instead, once.
     let recorded: Recorded | undefined;
     for (let attempt = 1; !recorded; attempt++) {
       try {
@@ -227,6 +242,8 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         outcome = abortedOutcome(ctx, abortFailure(e));
       }
     }
+
+    // 20. Notify: the transitions to each target, after what earlier runs could not send.
     if (plan.notify) await announceAndRedeliver(ctx, recorded.app, recorded.transitions);
     return recorded.line;
   } finally {
@@ -234,7 +251,7 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
   }
 }
 
-/** Step 10: annotate the inventory's workloads (rollout restart); the operation's outcome. */
+/** The restart step: annotate the inventory's workloads (rollout restart); the operation's outcome. */
 async function restart(
   ctx: RunContext,
   operation: NonNullable<RunPlan["restart"]>["operation"],
