@@ -221,12 +221,14 @@ describe("planRun", () => {
         reason: GateReason.Automated,
         operation: undefined,
         prune: true,
+        adopt: false,
         source: { revision: R3, objectHash: "h3" },
       },
       dns: true,
       notify: false,
     });
     expect(plan({ syncPolicy: { prune: false } }).apply?.prune).toBe(false);
+    expect(plan({ adopt: true }).apply?.adopt).toBe(true);
   });
 
   it("apply: a Rollback renders its own revision", () => {

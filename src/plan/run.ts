@@ -38,6 +38,8 @@ export interface ApplyStep {
   operation?: Operation | undefined;
   /** syncPolicy.prune: stale objects (and those on a former destination) are deleted. */
   prune: boolean;
+  /** spec.adopt: objects another tool made are taken over. */
+  adopt: boolean;
   /** What the source names now, and its render's objectHash when it rendered. */
   source: { revision: string; objectHash?: string | undefined };
 }
@@ -215,6 +217,7 @@ export function planRun(input: RunPlanInput): RunPlan {
           reason: decision.reason,
           operation: decision.operation,
           prune: spec.syncPolicy.prune,
+          adopt: spec.adopt,
           source: { revision, objectHash: head.ok ? head.objectHash : undefined },
         },
         dns: input.dns,

@@ -176,7 +176,7 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
       if (other.ok) target = other.value;
       else plan = afterTargetFailed(plan, other.error);
     }
-    return { ctx, interval, plan, spec: spec.value, target };
+    return { ctx, interval, plan, target };
   } catch (e) {
     if (!isRecordable(e)) throw e;
     return { ctx, interval, plan: planAbort(ctx.app, e) };

@@ -1,6 +1,6 @@
 // Resolve the source to a revision and render a revision to the desired set, for every source
 // kind (sources/: Git, an image, an app source, a chart): what the kinds share is here.
-import type { AppSpec } from "../app/index.ts";
+import type { AppSpec, SourceKindName } from "../app/index.ts";
 import {
   err,
   FailureReason,
@@ -22,7 +22,7 @@ import { type Failure, renderHash } from "../plan/index.ts";
 import { EngineError, type ParsedObject, renderObjects } from "../render/index.ts";
 import type { RunContext } from "./context.ts";
 import type { Ports, SourceAuth } from "./ports.ts";
-import { sourceOf } from "./sources/index.ts";
+import { kindOf, SOURCES } from "./sources/index.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
 export interface Desired {
@@ -53,11 +53,7 @@ export async function resolveSource(
   spec: AppSpec,
 ): Promise<Result<ResolvedSource, Failure>> {
   try {
-    const source = kindOf(spec);
-    const ref = source.kind.secretRef(source.source as never);
-    const auth = ref ? await readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name) : undefined;
-    const revision = await source.kind.resolve(ctx, source.source as never, auth);
-    return ok({ revision, auth });
+    return ok(await resolveAs(ctx, sourceKind(spec), spec));
   } catch (e) {
     return err(sourceFailed(e));
   }
@@ -107,8 +103,7 @@ export async function renderRevision(
   const { ports, app } = ctx;
   let parsed: ParsedObject[];
   try {
-    const source = kindOf(spec);
-    const result = await source.kind.render(ctx, spec, source.source as never, revision, auth);
+    const result = await renderAs(ctx, sourceKind(spec), spec, revision, auth);
     if (!result.ok) return err(renderFailed(result.error));
     parsed = result.value;
   } catch (e) {
@@ -148,11 +143,35 @@ export async function renderRevision(
   });
 }
 
+/** The credentials and the revision of the spec's source, through its kind `name`. */
+async function resolveAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
+  spec: AppSpec,
+): Promise<ResolvedSource> {
+  const kind = SOURCES[name];
+  const source = spec.source[name]!;
+  const ref = kind.secretRef(source);
+  const auth = ref ? await readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name) : undefined;
+  return { revision: await kind.resolve(ctx, source, auth), auth };
+}
+
+/** The parsed objects of `revision` of the spec's source, through its kind `name`. */
+function renderAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
+  spec: AppSpec,
+  revision: string,
+  auth: SourceAuth | undefined,
+): Promise<Result<ParsedObject[], Issue[]>> {
+  return SOURCES[name].render(ctx, spec, spec.source[name]!, revision, auth);
+}
+
 /** The kind of the spec's source; a spec without one is refused (validateSpec forbids it). */
-function kindOf(spec: AppSpec): NonNullable<ReturnType<typeof sourceOf>> {
-  const source = sourceOf(spec);
-  if (!source) throw new SourceError("spec.source has neither git, image, app nor chart", false);
-  return source;
+function sourceKind(spec: AppSpec): SourceKindName {
+  const name = kindOf(spec);
+  if (!name) throw new SourceError("spec.source has neither git, image, app nor chart", false);
+  return name;
 }
 
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */

@@ -1,6 +1,5 @@
 // The planned steps of one run (plan/run.ts), carried out in one fixed order, each adding to
 // the run's outcome; then the run's one status write and its notifications.
-import type { AppSpec } from "../app/index.ts";
 import { describeRef, EventReason, KubeApiError, type KubeObject } from "../core/index.ts";
 import {
   abortFailure,
@@ -32,8 +31,6 @@ export interface PreparedRun {
   /** spec.interval, or the default when the spec is invalid. */
   interval: string;
   plan: RunPlan;
-  /** The spec, validated (absent when the run stopped before it validated, or is finalizing). */
-  spec?: AppSpec | undefined;
   /** The render the plan names (plan.render): the head's, or another revision's. */
   target?: Desired | undefined;
 }
@@ -196,8 +193,7 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         if ("stopped" in sync) draft = merge(draft, sync.stopped);
         else {
           ctx = await trackInventory(ctx, sync.plan.toApply);
-          const adopt = run.spec?.adopt ?? false;
-          const synced = await applyAndPrune(ctx, desired, plan.apply, sync.plan, adopt);
+          const synced = await applyAndPrune(ctx, desired, plan.apply, sync.plan);
           draft = merge(draft, synced.outcome);
           dnsObjects = synced.dns;
         }

@@ -106,11 +106,10 @@ export async function applyAndPrune(
   target: Desired,
   step: ApplyStep,
   sync: SyncPlan,
-  adopt: boolean,
 ): Promise<{ outcome: RunOutcome; dns?: readonly KubeObject[] }> {
   const { unchanged, owners, departed } = sync;
   const skip = new Set(unchanged.keys());
-  const applied = await applyDesired(ctx, target.objects, owners, adopt, target.hashes, skip);
+  const applied = await applyDesired(ctx, target.objects, owners, step.adopt, target.hashes, skip);
   const desiredRefs = target.objects.map(refOf);
   const prune = applied.halted
     ? keepStale(ctx, desiredRefs, applied.halted)

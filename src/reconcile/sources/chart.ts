@@ -2,6 +2,8 @@
 // version its constraint picks, rendered by the Helm engine.
 import { SourceError } from "../../core/index.ts";
 import { EngineError } from "../../render/index.ts";
+import type { RunContext } from "../context.ts";
+import type { ChartPort } from "../ports.ts";
 import { HELM_NEEDS_NODE, renderWithEngine } from "../render-source.ts";
 import type { SourceKind } from "./kind.ts";
 
@@ -19,7 +21,8 @@ export const chart: SourceKind<"chart"> = {
   },
 };
 
-function charts(ctx: Parameters<SourceKind<"chart">["resolve"]>[0]) {
+/** The chart repositories port, where the runtime has one. */
+function charts(ctx: RunContext): ChartPort {
   if (!ctx.ports.charts) {
     throw new SourceError("chart sources are not configured in this runtime", false);
   }

@@ -1,10 +1,10 @@
 // The source kinds, one entry per field of spec.source (SOURCE_KINDS).
-import type { AppSpec, SourceKindName } from "../../app/index.ts";
+import { type AppSpec, SOURCE_KIND_NAMES, type SourceKindName } from "../../app/index.ts";
 import { app } from "./app.ts";
 import { chart } from "./chart.ts";
 import { git } from "./git.ts";
 import { image } from "./image.ts";
-import type { SourceKind, SourceSpec } from "./kind.ts";
+import type { SourceKind } from "./kind.ts";
 
 export type { SourceKind, SourceSpec } from "./kind.ts";
 
@@ -15,16 +15,7 @@ export const SOURCES: { readonly [K in SourceKindName]: SourceKind<K> } = {
   chart,
 };
 
-/** The kind of a validated spec's source and its entry (exactly one is set). */
-export type SourceOf = {
-  [K in SourceKindName]: { kind: SourceKind<K>; source: SourceSpec<K> };
-}[SourceKindName];
-
-/** The source a validated spec sets (validateSpec ensures exactly one), or undefined. */
-export function sourceOf(spec: AppSpec): SourceOf | undefined {
-  for (const name of Object.keys(SOURCES) as SourceKindName[]) {
-    const source = spec.source[name];
-    if (source !== undefined) return { kind: SOURCES[name], source } as SourceOf;
-  }
-  return undefined;
+/** The kind of source a validated spec sets (validateSpec ensures exactly one), or undefined. */
+export function kindOf(spec: AppSpec): SourceKindName | undefined {
+  return SOURCE_KIND_NAMES.find((name) => spec.source[name] !== undefined);
 }
