@@ -5,7 +5,7 @@ import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createDestinations, createKubePort, type KubeAppStore } from "../src/kube/index.ts";
 import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
-import { createSlackNotifier } from "../src/notify/index.ts";
+import { createNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import { createNodeEngines } from "../src/render/engines/node.ts";
 import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
@@ -32,7 +32,7 @@ export function nodePorts(
   // Kustomize and Helm: started on the first render that needs them, once per process.
   const engines = createNodeEngines();
   const charts = createChartPort();
-  const notify = createSlackNotifier();
+  const notify = createNotifier();
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
   const holder = `plumb-${hostname()}-${process.pid}`;

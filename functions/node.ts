@@ -3,7 +3,7 @@
 import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
 import { configWarnings, createHttpApp, parseHttpConfig } from "../src/http/index.ts";
-import { createSlackNotifier } from "../src/notify/index.ts";
+import { jsonPoster } from "../src/notify/index.ts";
 import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
@@ -41,7 +41,7 @@ export async function serve(
     // Work after the response (Slack's 3-second limit): not awaited; failures logged.
     defer: (task) =>
       void task.catch((err) => log({ msg: "deferred task failed", error: String(err) })),
-    slackRespond: createSlackNotifier().slack,
+    slackRespond: jsonPoster(),
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       // One lookup per Git source, after the answer; each run gets its revision.

@@ -12,7 +12,7 @@ import {
   type KubeAppStore,
   withRetries,
 } from "../src/kube/index.ts";
-import { createSlackNotifier } from "../src/notify/index.ts";
+import { createNotifier, jsonPoster } from "../src/notify/index.ts";
 import {
   batchBySource,
   cronPeriodMs,
@@ -157,7 +157,7 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
     image: createImagePort(),
     // Kustomize through the render Worker; Helm needs Node (a clear condition says so).
     engines: env.RENDER ? serviceBindingEngines(env.RENDER) : {},
-    notify: createSlackNotifier(),
+    notify: createNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
@@ -246,7 +246,7 @@ export default {
       redactor,
       // Work after the response (Slack's 3-second limit) runs in waitUntil.
       defer: (task) => ctx.waitUntil(task),
-      slackRespond: createSlackNotifier().slack,
+      slackRespond: jsonPoster(),
       async trigger(apps, reason) {
         // One lookup per Git source, handed to every run on it.
         const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });

@@ -12,6 +12,7 @@ import {
   ONE_SOURCE,
   PATH_INSIDE,
   PLURAL,
+  SOURCE_KIND_NAMES,
   VERSION,
 } from "./schema.ts";
 
@@ -82,7 +83,7 @@ export function appCrd(): Json {
   const source = (spec["properties"] as Json)["source"] as Json;
   source["x-kubernetes-validations"] = [
     {
-      rule: "[has(self.git), has(self.image), has(self.app), has(self.chart)].filter(x, x).size() == 1",
+      rule: `[${SOURCE_KIND_NAMES.map((k) => `has(self.${k})`).join(", ")}].filter(x, x).size() == 1`,
       message: ONE_SOURCE,
     },
   ];

@@ -6,6 +6,7 @@ export * from "./cron.ts";
 export * from "./duration.ts";
 export * from "./row.ts";
 export * from "./schema.ts";
+export * from "./sources.ts";
 export * from "./tag-policy.ts";
 export * from "./tracking.ts";
 export * from "./validate.ts";

@@ -179,20 +179,41 @@ export const HelmOptions = z
   })
   .describe("How a Helm chart is rendered (helm template).");
 
+/**
+ * The kinds of spec.source, by field: exactly one is set. A kind is this entry, its description
+ * for people (sources.ts) and its loop side (src/reconcile/sources/).
+ */
+export const SOURCE_KINDS = {
+  git: GitSource,
+  image: ImageSource,
+  app: AppSource,
+  chart: ChartSource,
+} as const;
+export type SourceKindName = keyof typeof SOURCE_KINDS;
+export const SOURCE_KIND_NAMES = Object.keys(SOURCE_KINDS) as SourceKindName[];
+
+/** "a, b, c and d" (or "a, b, c or d"). */
+function spoken(items: readonly string[], last: string): string {
+  return items.length < 2
+    ? items.join("")
+    : `${items.slice(0, -1).join(", ")} ${last} ${items.at(-1)}`;
+}
+
 /** The message of the exactly-one-source rule (zod refine and the CRD's CEL rule). */
-export const ONE_SOURCE =
-  "exactly one of source.git, source.image, source.app and source.chart must be set";
+export const ONE_SOURCE = `exactly one of ${spoken(
+  SOURCE_KIND_NAMES.map((k) => `source.${k}`),
+  "and",
+)} must be set`;
 
 export const Source = z
   .object({
-    git: GitSource.optional(),
-    image: ImageSource.optional(),
-    app: AppSource.optional(),
-    chart: ChartSource.optional(),
+    ...(Object.fromEntries(SOURCE_KIND_NAMES.map((k) => [k, SOURCE_KINDS[k].optional()])) as {
+      [K in SourceKindName]: z.ZodOptional<(typeof SOURCE_KINDS)[K]>;
+    }),
     kustomize: KustomizeOverrides.optional(),
     helm: HelmOptions.optional(),
   })
-  .refine((s) => [s.git, s.image, s.app, s.chart].filter((x) => x !== undefined).length === 1, {
+  .refine((s) => SOURCE_KIND_NAMES.filter((k) => s[k] !== undefined).length === 1, {
     message: ONE_SOURCE,
   })
   .refine((s) => s.kustomize === undefined || s.git !== undefined, {
@@ -203,7 +224,9 @@ export const Source = z
     message: "source.helm applies to source.chart or a Git path holding Chart.yaml",
     path: ["helm"],
   })
-  .describe("Where the desired state comes from: exactly one of git, image, app or chart.");
+  .describe(
+    `Where the desired state comes from: exactly one of ${spoken(SOURCE_KIND_NAMES, "or")}.`,
+  );
 
 /** Secret keys a kubeconfig is looked up under when secretRef.key is not given (Flux's order). */
 export const KUBECONFIG_KEYS = ["value", "value.yaml"] as const;
@@ -366,7 +389,7 @@ export const NOTIFY_EVENTS = [
   "DriftCorrected",
 ] as const;
 
-/** What each event of spec.notifications.slack.on means (the CRD's description, README). */
+/** What each event of a target's `on` (spec.notifications.<target>.on) means (the CRD's description, README). */
 export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], string> = {
   Synced:
     "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
@@ -379,22 +402,43 @@ export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], strin
   DriftCorrected: "selfHeal re-applied drifted or deleted objects",
 };
 
+/**
+ * What every notification target's entry under spec.notifications has: the Secret key holding
+ * its address or token, and the transitions it announces. A target adds its own fields.
+ */
+export const NotificationTargetBase = z.object({
+  secretRef: SecretKeyRef,
+  on: z
+    .array(z.enum(NOTIFY_EVENTS))
+    .default([...NOTIFY_EVENTS])
+    .describe(
+      `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
+    ),
+});
+
+export const SlackTarget = NotificationTargetBase.extend({
+  secretRef: SecretKeyRef.describe("Secret key holding the Slack incoming-webhook URL."),
+  channel: z.string().optional().describe("Channel override."),
+}).describe("Slack, through an incoming webhook; a Held alert carries Approve and Reject buttons.");
+
+/**
+ * The notification targets, by their key under spec.notifications (also what
+ * status.pendingNotifications[].target names). A target is this entry and its implementation
+ * (src/reconcile/targets/).
+ */
+export const NOTIFICATION_TARGETS = { slack: SlackTarget } as const;
+export type TargetName = keyof typeof NOTIFICATION_TARGETS;
+export const TARGET_NAMES = Object.keys(NOTIFICATION_TARGETS) as TargetName[];
+
 export const Notifications = z
-  .object({
-    slack: z
-      .object({
-        secretRef: SecretKeyRef.describe("Secret key holding the Slack incoming-webhook URL."),
-        channel: z.string().optional().describe("Channel override."),
-        on: z
-          .array(z.enum(NOTIFY_EVENTS))
-          .default([...NOTIFY_EVENTS])
-          .describe(
-            `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
-          ),
-      })
-      .optional(),
-  })
-  .describe("Where to announce transitions (never every run).");
+  .object(
+    Object.fromEntries(
+      TARGET_NAMES.map((name) => [name, NOTIFICATION_TARGETS[name].optional()]),
+    ) as {
+      [K in TargetName]: z.ZodOptional<(typeof NOTIFICATION_TARGETS)[K]>;
+    },
+  )
+  .describe("Where to announce transitions (never every run): one entry per target.");
 
 export const AppSpec = z
   .object({
@@ -573,6 +617,12 @@ export const DriftCorrection = z
 
 export const PendingNotification = z
   .object({
+    target: z
+      .enum(TARGET_NAMES as [TargetName, ...TargetName[]])
+      .optional()
+      .describe(
+        "The target it is for (its key under spec.notifications); absent in entries written before targets were named: slack.",
+      ),
     event: z.enum(NOTIFY_EVENTS),
     message: z.string(),
     at: z.string().describe("RFC 3339 time of the transition it announces."),
@@ -580,9 +630,11 @@ export const PendingNotification = z
     revision: z
       .string()
       .optional()
-      .describe("Held: the revision held (the buttons are sent only while it is still held)."),
+      .describe(
+        "The revision it is about (Held: the revision held; the buttons are sent only while it is still held).",
+      ),
   })
-  .describe("A Slack notification whose delivery failed, retried on later runs for 1 hour.");
+  .describe("A notification whose delivery failed, retried on later runs for 1 hour.");
 
 export const AppStatus = z
   .object({
@@ -670,7 +722,7 @@ export const AppStatus = z
       .string()
       .optional()
       .describe(
-        "While Slack notifications wait in pendingNotifications: when a run retries them (RFC 3339; a scheduled tick runs the App then).",
+        "While notifications wait in pendingNotifications: when a run retries them (RFC 3339; a scheduled tick runs the App then).",
       ),
     failures: z.number().int().optional().describe("Consecutive failed runs (for backoff)."),
     openAlert: OpenAlert.optional(),
@@ -680,7 +732,7 @@ export const AppStatus = z
       .max(10)
       .optional()
       .describe(
-        "Slack notifications not delivered yet (at most 10, oldest dropped first): each is sent once on a later run, for up to 1 hour after its transition.",
+        "Notifications not delivered yet (at most 10, oldest dropped first): each is sent once on a later run, for up to 1 hour after its transition.",
       ),
   })
   .describe("Observed state, written by plumb.");
@@ -708,6 +760,9 @@ export type SyncWindow = z.output<typeof SyncWindow>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export type Notifications = z.output<typeof Notifications>;
+/** The entry of target `K` under spec.notifications, parsed and defaulted. */
+export type TargetConfig<K extends TargetName> = z.output<(typeof NOTIFICATION_TARGETS)[K]>;
 export type OpenAlert = z.output<typeof OpenAlert>;
 export type PendingNotification = z.output<typeof PendingNotification>;
 export type DriftCorrection = z.output<typeof DriftCorrection>;

@@ -1,7 +1,15 @@
 // Read-only views of an App for the HTTP API. The spec is read leniently (it is validated by
 // the reconcile), so one bad field elsewhere does not hide the fields these need.
 
-import { type App, appRow, type Condition, type Operation, SyncWindow } from "../app/index.ts";
+import {
+  type App,
+  appRow,
+  type Condition,
+  describeSource,
+  type Operation,
+  type SourceDescription,
+  SyncWindow,
+} from "../app/index.ts";
 import { nameOf, shortRevision } from "../core/index.ts";
 import { nextRunAt, operationFinished } from "../plan/index.ts";
 
@@ -11,52 +19,12 @@ function record(v: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
-/** `spec.source.git` as `{url, ref}` (ref defaulting to "HEAD"), or undefined for non-Git Apps. */
-export function gitSourceOf(app: App): { url: string; ref: string } | undefined {
-  const git = record(record(record(app.spec)?.["source"])?.["git"]);
-  const url = git?.["url"];
-  if (typeof url !== "string" || url === "") return undefined;
-  const ref = git?.["ref"];
-  return { url, ref: typeof ref === "string" && ref !== "" ? ref : "HEAD" };
-}
-
 /**
- * Where the App's desired state comes from, for display and metrics: `{type: "git", location:
- * url, ref}` or `{type: "image", location: repository, ref: tag}`; `{type: "unknown",
- * location: ""}` for a spec without either. A URL's user name, password, query and fragment
- * are dropped: a repository URL may carry a token, which must not reach a page or a label.
+ * Where the App's desired state comes from, for display and metrics: its kind, location and
+ * ref (describeSource: one entry per source kind), without credentials.
  */
-export function sourceOf(app: App): {
-  type: "git" | "image" | "unknown";
-  location: string;
-  ref: string;
-} {
-  const source = record(record(app.spec)?.["source"]);
-  const git = gitSourceOf(app);
-  if (git) return { type: "git", location: withoutCredentials(git.url), ref: git.ref };
-  const image = record(source?.["image"]);
-  const repository = image?.["repository"];
-  if (typeof repository === "string" && repository !== "") {
-    const tag = image?.["tag"];
-    return {
-      type: "image",
-      location: withoutCredentials(repository),
-      ref: typeof tag === "string" && tag !== "" ? tag : "latest",
-    };
-  }
-  return { type: "unknown", location: "", ref: "" };
-}
-
-function withoutCredentials(location: string): string {
-  try {
-    const url = new URL(location);
-    if (url.protocol !== "http:" && url.protocol !== "https:")
-      return location.replace(/^[^@/]*@/, "");
-    return `${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    // Not a URL (an image repository such as registry.example.com/org/web): drop any "user@".
-    return location.replace(/^[^@/]*@/, "");
-  }
+export function sourceOf(app: App): SourceDescription {
+  return describeSource(app.spec);
 }
 
 /**

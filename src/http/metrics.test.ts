@@ -35,6 +35,30 @@ const apps = [
   testApp("team-b", 'odd"name', {}),
 ];
 
+describe("renderMetrics: the source of every kind", () => {
+  it("names each kind's type, location and ref; an App without a source is unknown", () => {
+    const of = (name: string, source: Record<string, unknown>) =>
+      testApp("team-c", name, { spec: { source } });
+    const text = renderMetrics([
+      testApp("team-c", "git", { url: "https://git.example.com/org/web.git" }),
+      of("image", { image: { repository: "registry.example.com/org/web" } }),
+      of("chart", {
+        chart: { repository: "oci://u:p@registry.example.com/charts", name: "podinfo" },
+      }),
+      of("app", { app: { services: [{ name: "web", image: "registry.example.com/org/web" }] } }),
+      of("none", {}),
+    ]);
+    const info = text.split("\n").filter((l) => l.startsWith("plumb_app_info{"));
+    expect(info).toEqual([
+      'plumb_app_info{namespace="team-c",name="app",source_type="app",source="registry.example.com/org/web",ref="latest",revision=""} 1',
+      'plumb_app_info{namespace="team-c",name="chart",source_type="chart",source="oci://registry.example.com/charts/podinfo",ref="*",revision=""} 1',
+      'plumb_app_info{namespace="team-c",name="git",source_type="git",source="https://git.example.com/org/web.git",ref="HEAD",revision=""} 1',
+      'plumb_app_info{namespace="team-c",name="image",source_type="image",source="registry.example.com/org/web",ref="latest",revision=""} 1',
+      'plumb_app_info{namespace="team-c",name="none",source_type="unknown",source="",ref="",revision=""} 1',
+    ]);
+  });
+});
+
 describe("renderMetrics", () => {
   const text = renderMetrics(apps);
   const sample = (line: string) => text.split("\n").includes(line);

@@ -55,14 +55,18 @@ const held: AppStatus = {
 };
 
 /** A browser's cookie jar, just enough: name=value pairs from Set-Cookie. */
-function client(config: HttpConfig = CONFIG, clock = { now: NOW }) {
-  const kube = new FakeKube([
+function client(
+  config: HttpConfig = CONFIG,
+  clock = { now: NOW },
+  apps = [
     testApp("team-a", "web", { status: held }),
     testApp("team-a", "plain", {
       status: { syncStatus: "Synced", healthStatus: "Healthy", failures: 2 },
     }),
     testApp("team-b", "api", { status: { syncStatus: "Synced", healthStatus: "Degraded" } }),
-  ]);
+  ],
+) {
+  const kube = new FakeKube(apps);
   const app = createHttpApp({ apps: kube, config, trigger: kube.trigger, now: () => clock.now });
   const jar = new Map<string, string>();
   const setCookies: string[] = [];
@@ -202,6 +206,37 @@ describe("web page: Apps and operations", () => {
     expect(mine).not.toContain("team-b");
     expect((await alice.request("/apps/team-b/api")).status).toBe(403);
     expect(alice.kube.calls.getApp).toEqual([]);
+  });
+
+  it("shows the source of every kind, in the list and on the App's page", async () => {
+    const of = (name: string, source: Record<string, unknown>) =>
+      testApp("team-a", name, { spec: { source } });
+    const c = client(CONFIG, { now: NOW }, [
+      testApp("team-a", "git", { url: "https://git.example.com/org/web.git", ref: "main" }),
+      of("image", { image: { repository: "registry.example.com/org/web", tag: "1.4" } }),
+      of("chart", {
+        chart: { repository: "https://charts.example.com/", name: "podinfo", version: "6.x" },
+      }),
+      of("app", {
+        app: {
+          services: [{ name: "web", image: "registry.example.com/org/web", tag: "^1.2" }],
+          jobs: [{ name: "nightly", schedule: "0 3 * * *", image: "registry.example.com/org/job" }],
+        },
+      }),
+      of("none", {}),
+    ]);
+    await c.signIn(ADMIN);
+    const list = await (await c.request("/")).text();
+    const cell = (text: string) => `<code class="src">${text}</code>`;
+    expect(list).toContain(cell("git.example.com/org/web.git@main"));
+    expect(list).toContain(cell("registry.example.com/org/web@1.4"));
+    expect(list).toContain(cell("charts.example.com/podinfo@6.x"));
+    expect(list).toContain(
+      cell("registry.example.com/org/web, registry.example.com/org/job@^1.2, latest"),
+    );
+    expect(list).toContain(cell("—"));
+    const page = await (await c.request("/apps/team-a/chart")).text();
+    expect(page).toContain("<code>https://charts.example.com/podinfo@6.x</code>");
   });
 
   it("escapes what the cluster says", async () => {

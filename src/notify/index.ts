@@ -1,2 +1,2 @@
-// Notifications: Slack.
-export * from "./slack.ts";
+// Notifications: outgoing HTTP for the notification targets.
+export * from "./http.ts";

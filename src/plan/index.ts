@@ -27,6 +27,7 @@ export * from "./preview.ts";
 export * from "./prune.ts";
 export * from "./redelivery.ts";
 export * from "./resources.ts";
+export * from "./run.ts";
 export * from "./schedule.ts";
 export * from "./shared.ts";
 export * from "./slack-message.ts";

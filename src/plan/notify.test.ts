@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { AppStatus } from "../app/index.ts";
-import { transitions, withOpenAlert } from "./notify.ts";
+import type { App, AppStatus } from "../app/index.ts";
+import { notificationEvent, notifies, targetNames, transitions, withOpenAlert } from "./notify.ts";
 
 const ready = (
   status: "True" | "False",
@@ -218,5 +218,64 @@ describe("DriftCorrected", () => {
     ]);
     // The same correction read again is not a new one.
     expect(transitions(after, after, 0)).toEqual([]);
+  });
+});
+
+describe("notificationEvent", () => {
+  const app = { namespace: "team-a", name: "web" };
+  const status: AppStatus = { revision: A, observedRevision: B };
+
+  it("is about the applied revision, the observed one when it failed, the held one when held", () => {
+    expect(notificationEvent(app, { event: "Synced", message: "applied" }, status)).toEqual({
+      app,
+      transition: "Synced",
+      revision: A,
+      message: "applied",
+    });
+    expect(notificationEvent(app, { event: "Failed", message: "x" }, status).revision).toBe(B);
+    expect(
+      notificationEvent(app, { event: "Failed", message: "x" }, { revision: A }).revision,
+    ).toBe(A);
+    const held = { revision: B, preview: [] };
+    expect(notificationEvent(app, { event: "Held", message: "h", held }, status)).toEqual({
+      app,
+      transition: "Held",
+      revision: B,
+      message: "h",
+      preview: { revision: B, resources: [] },
+    });
+    expect(notificationEvent(app, { event: "Degraded", message: "d" }, {})).toEqual({
+      app,
+      transition: "Degraded",
+      message: "d",
+    });
+  });
+
+  it("a redelivered transition keeps the revision it was about", () => {
+    const late = { event: "Synced" as const, message: "m", revision: B };
+    expect(notificationEvent(app, late, status).revision).toBe(B);
+  });
+});
+
+describe("notification targets of an App", () => {
+  const of = (notifications: unknown, status: AppStatus = {}): App => ({
+    apiVersion: "plumb.dev/v1alpha1",
+    kind: "App",
+    metadata: { namespace: "team-a", name: "web" },
+    spec: { source: { image: { repository: 42 } }, notifications },
+    status,
+  });
+
+  it("are read on their own, so an App whose spec is otherwise invalid still notifies", () => {
+    expect(targetNames(of({ slack: { secretRef: { name: "slack" } } }))).toEqual(["slack"]);
+    expect(targetNames(of(undefined))).toEqual([]);
+    expect(targetNames(of({ slack: { on: ["Failed"] } }))).toEqual([]);
+  });
+
+  it("notify while a target is configured or notifications wait for one", () => {
+    expect(notifies(of({ slack: { secretRef: { name: "slack" } } }))).toBe(true);
+    expect(notifies(of(undefined))).toBe(false);
+    const waiting = [{ event: "Synced" as const, message: "m", at: "t", attempts: 1 }];
+    expect(notifies(of(undefined, { pendingNotifications: waiting }))).toBe(true);
   });
 });

@@ -1,6 +1,16 @@
-// Notification decision: announce transitions only, never a steady state.
-import type { AppStatus, NotifyEvent, OpenAlert, ResourceStatus } from "../app/index.ts";
-import { isFailureReason, shortRevision } from "../core/index.ts";
+// Notification decision: announce transitions only, never a steady state; the event each
+// target posts; which targets an App has.
+import {
+  type App,
+  type AppStatus,
+  Notifications,
+  type NotifyEvent,
+  type OpenAlert,
+  type ResourceStatus,
+  TARGET_NAMES,
+  type TargetName,
+} from "../app/index.ts";
+import { isFailureReason, type NamespacedName, shortRevision } from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
@@ -8,6 +18,73 @@ export interface Transition {
   message: string;
   /** Held only: the held revision and status.resources, the approval preview. */
   held?: { revision: string; preview: ResourceStatus[] };
+  /** The revision it is about, when known before the status it is announced from (redelivery). */
+  revision?: string;
+}
+
+/**
+ * One notification, as every target posts it (Flux notification-controller's event, posted
+ * through one interface: internal/notifier, `Post(ctx, event)`).
+ */
+export interface NotificationEvent {
+  app: NamespacedName;
+  /** What happened: the transition (a target's `on` filters by it). */
+  transition: NotifyEvent;
+  /**
+   * The revision it is about: the one held (Held), the one the source names (Failed), else the
+   * one applied. Absent before anything was applied or observed.
+   */
+  revision?: string;
+  message: string;
+  /** Held: the held revision and the approval preview (what approving creates, changes, prunes). */
+  preview?: { revision: string; resources: ResourceStatus[] };
+}
+
+/**
+ * The event of transition `t` of App `app`, whose status after the run is `status` (pure).
+ * The revision is `t.revision` when the transition carries one (a redelivered notification
+ * keeps the one it was about).
+ */
+export function notificationEvent(
+  app: NamespacedName,
+  t: Transition,
+  status: AppStatus,
+): NotificationEvent {
+  const event: NotificationEvent = { app, transition: t.event, message: t.message };
+  const revision =
+    t.revision ??
+    t.held?.revision ??
+    (t.event === "Failed" ? (status.observedRevision ?? status.revision) : status.revision);
+  if (revision !== undefined) event.revision = revision;
+  if (t.held) event.preview = { revision: t.held.revision, resources: t.held.preview };
+  return event;
+}
+
+/**
+ * The targets spec.notifications configures, parsed and defaulted — on their own, with the App
+ * schema's piece, so an App whose spec is otherwise invalid still gets its Failed alert. An
+ * entry that does not parse configures nothing.
+ */
+export function notificationTargets(app: App): Notifications {
+  const parsed = Notifications.safeParse(
+    (app.spec as { notifications?: unknown } | undefined)?.notifications,
+  );
+  return parsed.success ? (parsed.data ?? {}) : {};
+}
+
+/** The names of the targets spec.notifications configures, in TARGET_NAMES order. */
+export function targetNames(app: App): TargetName[] {
+  const configured = notificationTargets(app);
+  return TARGET_NAMES.filter((name) => configured[name] !== undefined);
+}
+
+/**
+ * Whether a run of `app` has anything to announce or redeliver: a target is configured, or
+ * undelivered notifications wait in status.pendingNotifications (a target since removed
+ * settles them: they are dropped).
+ */
+export function notifies(app: App): boolean {
+  return targetNames(app).length > 0 || (app.status?.pendingNotifications?.length ?? 0) > 0;
 }
 
 /**

@@ -45,7 +45,12 @@ describe("redelivery", () => {
     expect(pendingTransition(held, { heldRevision: "r3", resources }).held).toBeUndefined();
     const kept = nextPending(
       [],
-      [{ event: "Held", message: "h", held: { revision: "r2", preview: [] } }],
+      [
+        {
+          target: "slack",
+          transition: { event: "Held", message: "h", held: { revision: "r2", preview: [] } },
+        },
+      ],
       T0,
     );
     expect(kept.pending[0]?.revision).toBe("r2");
@@ -55,12 +60,13 @@ describe("redelivery", () => {
     const first = pending(later(-60_000), 2);
     const { pending: queue, dropped } = nextPending(
       [first],
-      [{ event: "Synced", message: "applied revision abc1234" }],
+      [{ target: "slack", transition: { event: "Synced", message: "applied revision abc1234" } }],
       T0,
     );
     expect(queue).toEqual([
       { ...first, attempts: 3 },
       {
+        target: "slack",
         event: "Synced",
         message: "applied revision abc1234",
         at: T0.toISOString(),
@@ -70,7 +76,11 @@ describe("redelivery", () => {
     expect(dropped).toEqual([]);
 
     const many = Array.from({ length: MAX_PENDING }, (_, i) => pending(later(-i * 1000)));
-    const capped = nextPending(many, [{ event: "Held", message: "h" }], T0);
+    const capped = nextPending(
+      many,
+      [{ target: "slack", transition: { event: "Held", message: "h" } }],
+      T0,
+    );
     expect(capped.pending).toHaveLength(MAX_PENDING);
     expect(capped.pending.at(-1)?.event).toBe("Held");
     expect(capped.dropped).toEqual([{ ...many[0]!, attempts: 2 }]);
@@ -79,7 +89,7 @@ describe("redelivery", () => {
   it("a long message is cut so status stays small", () => {
     const { pending: queue } = nextPending(
       [],
-      [{ event: "Failed", message: "x".repeat(5000) }],
+      [{ target: "slack", transition: { event: "Failed", message: "x".repeat(5000) } }],
       T0,
     );
     expect(queue[0]?.message).toHaveLength(512);

@@ -1,7 +1,19 @@
-// Slack notifications that could not be delivered: kept in status and retried on later runs,
-// once each, for a bounded time. Pure.
-import type { AppStatus, PendingNotification } from "../app/index.ts";
+// Notifications that could not be delivered: kept in status, for the target they were for, and
+// retried on later runs, once each, for a bounded time. Pure.
+import type { AppStatus, PendingNotification, TargetName } from "../app/index.ts";
 import type { Transition } from "./notify.ts";
+
+/** A transition a target could not be sent, and the revision it was about. */
+export interface Undelivered {
+  target: TargetName;
+  transition: Transition;
+  revision?: string | undefined;
+}
+
+/** The target of a pending notification; entries written before targets were named are Slack's. */
+export function pendingTarget(p: PendingNotification): TargetName {
+  return p.target ?? "slack";
+}
 
 /**
  * How long an undelivered notification is retried: 1 hour. Slack's incidents and a mistyped
@@ -34,12 +46,13 @@ export function duePending(
 }
 
 /**
- * The Slack transition of a pending notification: its message says when it happened. A Held
- * one gets its approval preview (and buttons) from `status` only while its revision is still
- * the held one.
+ * The transition of a pending notification: its message says when it happened, and it keeps
+ * the revision it was about. A Held one gets its approval preview (and buttons) from `status`
+ * only while its revision is still the held one.
  */
 export function pendingTransition(p: PendingNotification, status: AppStatus = {}): Transition {
   const t: Transition = { event: p.event, message: `${p.message} (delayed: happened at ${p.at})` };
+  if (p.revision !== undefined) t.revision = p.revision;
   if (p.event === "Held" && p.revision !== undefined && p.revision === status.heldRevision) {
     t.held = { revision: p.revision, preview: status.resources ?? [] };
   }
@@ -48,24 +61,27 @@ export function pendingTransition(p: PendingNotification, status: AppStatus = {}
 
 /**
  * The new queue after a delivery: the retried notifications that failed again (one more
- * attempt each), then this run's new ones that failed (first attempt at `now`), at most
- * MAX_PENDING, the newest kept. `dropped` counts what the cap pushed out.
+ * attempt each), then this run's new ones that failed (first attempt at `now`, with their
+ * target and the revision they were about), at most MAX_PENDING, the newest kept. `dropped`
+ * counts what the cap pushed out.
  */
 export function nextPending(
   failedAgain: readonly PendingNotification[],
-  failedNew: readonly Transition[],
+  failedNew: readonly Undelivered[],
   now: Date,
 ): { pending: PendingNotification[]; dropped: PendingNotification[] } {
   const all: PendingNotification[] = [
     ...failedAgain.map((p) => ({ ...p, attempts: p.attempts + 1 })),
-    ...failedNew.map((t) => {
+    ...failedNew.map(({ target, transition: t, revision }) => {
       const p: PendingNotification = {
+        target,
         event: t.event,
         message: truncate(t.message, MESSAGE_MAX),
         at: now.toISOString(),
         attempts: 1,
       };
-      if (t.held) p.revision = t.held.revision;
+      const about = t.held?.revision ?? revision;
+      if (about !== undefined) p.revision = about;
       return p;
     }),
   ];
@@ -88,7 +104,7 @@ export function retryAt(pending: readonly PendingNotification[], now: Date): Dat
 
 /** The identity of a pending notification (to merge queues written by concurrent runs). */
 export function pendingKey(p: PendingNotification): string {
-  return `${p.at}\u0000${p.event}\u0000${p.message}`;
+  return `${pendingTarget(p)}\u0000${p.at}\u0000${p.event}\u0000${p.message}`;
 }
 
 function truncate(text: string, max: number): string {

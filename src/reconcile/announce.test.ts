@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addApp, createFakeKube, type FakeKube } from "../../test/support/fake-kube.ts";
 import type { App } from "../app/index.ts";
 import { KubeApiError } from "../core/index.ts";
-import { createSlackNotifier } from "../notify/index.ts";
+import { createNotifier } from "../notify/index.ts";
 import type { Transition } from "../plan/index.ts";
 import { announce } from "./announce.ts";
 import type { NotifyPort, Ports } from "./index.ts";
@@ -50,8 +50,8 @@ function setup(
     notify:
       notify === "record"
         ? {
-            async slack(url, payload) {
-              sent.push({ url, payload });
+            async post(url, body) {
+              sent.push({ url, payload: JSON.parse(body) });
             },
           }
         : notify,
@@ -125,7 +125,7 @@ describe("announce", () => {
   it("reports an HTTP error once, even with several transitions", async () => {
     let calls = 0;
     const s = setup({
-      async slack() {
+      async post() {
         calls++;
         throw new Error("Slack answered HTTP 404");
       },
@@ -143,7 +143,7 @@ describe("announce", () => {
 
   it("never shows a URL that fetch put in its error message", async () => {
     const s = setup({
-      async slack(url) {
+      async post(url) {
         throw new TypeError(`Failed to parse URL from ${url}`, {
           cause: Object.assign(new TypeError("Invalid URL"), { code: "ERR_INVALID_URL" }),
         });
@@ -195,7 +195,7 @@ describe("announce with the real Slack notifier", () => {
   });
 
   it("names the HTTP status of the webhook's answer, not the URL", async () => {
-    const s = setup(createSlackNotifier());
+    const s = setup(createNotifier());
     s.kube.secrets.set("team-a/slack", { webhookURL: `${base}/services/XXXXsecretXXXX` });
     await announce(s.app, SYNCED, s.ports);
     expect(s.kube.events).toEqual([
@@ -205,7 +205,7 @@ describe("announce with the real Slack notifier", () => {
   });
 
   it("names the network error code when the connection fails", async () => {
-    const s = setup(createSlackNotifier());
+    const s = setup(createNotifier());
     s.kube.secrets.set("team-a/slack", { webhookURL: `${closed}/services/XXXXsecretXXXX` });
     await announce(s.app, SYNCED, s.ports);
     expect(s.kube.events).toEqual([
@@ -217,7 +217,7 @@ describe("announce with the real Slack notifier", () => {
   });
 
   it("names a webhook URL that fetch refuses without showing it", async () => {
-    const s = setup(createSlackNotifier());
+    const s = setup(createNotifier());
     s.kube.secrets.set("team-a/slack", { webhookURL: "http://127.0.0.1:9/XXXXsecretXXXX" });
     await announce(s.app, SYNCED, s.ports);
     expect(s.kube.events.map((e) => e.message)).toEqual([

@@ -1,43 +1,68 @@
-// Announce transitions: Slack messages for the events the App subscribed to.
-
-import { type App, Notifications } from "../app/index.ts";
+// Announce transitions: one event per subscribed transition, posted to each target the App
+// configures (spec.notifications), each through its implementation (targets/).
+import { type App, TARGET_NAMES, type TargetConfig, type TargetName } from "../app/index.ts";
 import { EventReason, nameOf } from "../core/index.ts";
-import { slackMessage, type Transition } from "../plan/index.ts";
+import { notificationEvent, notificationTargets, type Transition } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
+import { type NotificationTarget, TARGETS } from "./targets/index.ts";
+
+/** How a run announces: what the NotificationFailed Event adds, which target only. */
+export interface AnnounceOptions {
+  /** Appended to the Event's message, given what was not delivered (redelivery's note). */
+  note?: (undelivered: readonly Transition[]) => string;
+  /** Only this target; absent: every target the App configures. */
+  target?: TargetName;
+}
 
 /**
- * Posts one Slack message per subscribed transition (spec.notifications.slack.on). The
- * webhook URL comes from the Secret and is never logged. A notification never fails a
- * reconcile: when it cannot be sent (Secret or key missing, HTTP error, network error) the
- * first failure is logged and reported as one Warning Event "NotificationFailed" on the App
- * (e.g. `Slack: Secret team-a/slack not found`), naming what is wrong but never the URL or
- * any Secret value. A failure to emit that Event is swallowed. The payload is redacted with
+ * Posts one event per transition each target subscribed to (spec.notifications.<target>.on),
+ * in order, built from the App as stored after the run (notificationEvent). The secret (a
+ * webhook URL, a token) comes from the target's Secret and is never logged. A notification
+ * never fails a reconcile: when a target cannot be reached (Secret or key missing, HTTP error,
+ * network error) its first failure is logged and reported as one Warning Event
+ * "NotificationFailed" on the App (e.g. `Slack: Secret team-a/slack not found`), naming what is
+ * wrong but never the secret or any Secret value, and what follows for that target is not
+ * sent. A failure to emit that Event is swallowed. What is posted is redacted with
  * `ports.redactor` (a message may echo a rendered Secret's value).
- * @param note appended to the Event's message, given what was not delivered (redelivery says
- *   how long it keeps them)
- * @returns the subscribed transitions not delivered (in order; from the first failure on)
+ * @returns the subscribed transitions not delivered, per target in TARGET_NAMES order (each
+ *   target's from its first failure on)
  */
 export async function announce(
   app: App,
   list: readonly Transition[],
   ports: Ports,
-  note?: (undelivered: readonly Transition[]) => string,
+  options: AnnounceOptions = {},
 ): Promise<Transition[]> {
-  // Parsed on its own with the App schema's piece, so an App whose spec is otherwise invalid
-  // still gets its Failed alert.
-  const parsed = Notifications.safeParse(
-    (app.spec as { notifications?: unknown } | undefined)?.notifications,
-  );
-  const slack = parsed.success ? parsed.data?.slack : undefined;
-  const notify = ports.notify;
-  const secretName = slack?.secretRef.name;
-  if (!slack || !secretName || !notify || list.length === 0) return [];
-  const wanted = list.filter((t) => slack.on.includes(t.event));
+  const configured = notificationTargets(app);
+  const undelivered: Transition[] = [];
+  for (const name of TARGET_NAMES) {
+    if (options.target !== undefined && name !== options.target) continue;
+    const config = configured[name];
+    if (config)
+      undelivered.push(...(await announceTo(TARGETS[name], config, app, list, ports, options)));
+  }
+  return undelivered;
+}
+
+/** announce, for one target. */
+async function announceTo<K extends TargetName>(
+  target: NotificationTarget<K>,
+  config: TargetConfig<K>,
+  app: App,
+  list: readonly Transition[],
+  ports: Ports,
+  options: AnnounceOptions,
+): Promise<Transition[]> {
+  const http = ports.notify;
+  if (!http || list.length === 0) return [];
+  const wanted = list.filter((t) => config.on.includes(t.event));
   if (wanted.length === 0) return [];
   let sent = 0;
-  const id = nameOf(app.metadata);
+  const ref = { namespace: app.metadata.namespace, name: app.metadata.name };
+  const id = nameOf(ref);
+  const secretName = config.secretRef.name;
   const secret = `${app.metadata.namespace}/${secretName}`;
-  const key = slack.secretRef.key;
+  const key = config.secretRef.key;
 
   const problem = await (async (): Promise<string | undefined> => {
     let data: Record<string, string> | undefined;
@@ -47,13 +72,14 @@ export async function announce(
       return `could not read Secret ${secret} (${kubeFailure(err)})`;
     }
     if (!data) return `Secret ${secret} not found`;
-    const url = data[key];
-    if (!url) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
-    ports.redactor?.add(url);
+    const value = data[key];
+    if (!value) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
+    ports.redactor?.add(value);
+    const redact = <T>(v: T): T => ports.redactor?.redactValue(v) ?? v;
     for (const t of wanted) {
-      const payload = slackMessage(app, t, slack.channel);
+      const event = notificationEvent(ref, t, app.status ?? {});
       try {
-        await notify.slack(url, ports.redactor?.redactValue(payload) ?? payload);
+        await target.post(event, { config, secret: value, app, http, redact });
       } catch (err) {
         return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
       }
@@ -63,7 +89,7 @@ export async function announce(
   })();
   if (problem === undefined) return [];
   const undelivered = wanted.slice(sent);
-  const message = `Slack: ${problem}${note?.(undelivered) ?? ""}`;
+  const message = `${target.title}: ${problem}${options.note?.(undelivered) ?? ""}`;
   ports.log?.({ app: id, msg: message });
   try {
     await ports.kube.emitEvent(app, {
@@ -89,8 +115,8 @@ function kubeFailure(err: unknown): string {
 }
 
 /**
- * What went wrong posting to the webhook, from what the NotifyPort threw. Only a status, an
- * error code or a fixed phrase: error messages may carry the webhook URL (e.g. fetch's
+ * What went wrong posting to the target, from what the NotifyPort threw. Only a status, an
+ * error code or a fixed phrase: error messages may carry the URL (e.g. fetch's
  * "Failed to parse URL from https://hooks.slack.com/...").
  */
 function sendFailure(err: unknown, where: string): string {

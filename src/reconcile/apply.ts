@@ -1,4 +1,4 @@
-// Step 7, apply: server-side apply in stages (CRDs and Namespaces first, then the rest), with
+// The apply step: server-side apply in stages (CRDs and Namespaces first, then the rest), with
 // exact ownership; a failure on one object is recorded on it and the others still apply.
 import {
   describeRef,

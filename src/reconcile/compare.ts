@@ -1,5 +1,5 @@
-// Step 8, compare: each rendered object that is live against what the API server would store
-// if plumb applied it. A local pass (plan: suspect) picks the objects
+// The observe step's comparison: each rendered object that is live against what the API server
+// would store if plumb applied it. A local pass (plan: suspect) picks the objects
 // that may differ; each is confirmed with a server-side-apply dry run (Flux's way), and what
 // applying would change is the dry run's result against live (plan: serverDiff). An object
 // nothing suspects costs no request.

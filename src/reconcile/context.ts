@@ -47,7 +47,7 @@ export interface RunContext {
    * until pruned there (destination.ts).
    */
   readonly departed: readonly InventoryEntry[];
-  /** The App's Lease, while the run holds it (withLease); writes ensure it first. */
+  /** The App's Lease, while the run holds it (takeLease); writes ensure it first. */
   readonly lease?: LeaseHold;
 }
 

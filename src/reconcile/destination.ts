@@ -34,7 +34,7 @@ import type { ClusterPort, Ports, RemoteCluster, RequestCounts } from "./ports.t
 import { executePrune, type PruneOutcome, pruneErrors } from "./prune.ts";
 
 /**
- * Step 2b: the run's context at its destination. Without spec.destination.cluster, `ctx` as
+ * The connect step: the run's context at its destination. Without spec.destination.cluster, `ctx` as
  * it is (the cluster the App lives in). Otherwise the kubeconfig is read from the Secret
  * (key `secretRef.key`, else "value", then "value.yaml": Flux's convention) and connected.
  * @returns DestinationInvalid (a missing Secret or key, a kubeconfig refused or malformed, a

@@ -1,4 +1,4 @@
-// Step 9, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
+// The heal step, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
 import type { DriftEntry } from "../app/index.ts";
 import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
@@ -15,7 +15,7 @@ export interface Correction {
 
 /**
  * Re-applies the desired form of each drifted object (server-side apply, forced: plumb's
- * fields return to plumb). The caller holds the App's Lease (`ctx` from withLease).
+ * fields return to plumb). The caller holds the App's Lease (`ctx` from takeLease).
  */
 export async function correctDrift(
   ctx: RunContext,

@@ -1,6 +1,6 @@
 // A step failed: keep the inventory and resources, record the failure, keep watching health.
 import type { Operation } from "../app/index.ts";
-import { FailureReason, KubeApiError, refKey } from "../core/index.ts";
+import { FailureReason, refKey } from "../core/index.ts";
 import { assessSet } from "../health/index.ts";
 import {
   type Failure,
@@ -23,7 +23,7 @@ import { listLive } from "./observe.ts";
 export async function failedOutcome(
   ctx: RunContext,
   failure: Failure,
-  opts: { operation?: Operation | undefined; outOfSync?: boolean } = {},
+  opts: { operation?: Operation | undefined; outOfSync?: boolean | undefined } = {},
 ): Promise<RunOutcome> {
   const events: RunEvent[] = [];
   const out: RunOutcome = {
@@ -56,21 +56,14 @@ export async function failedOutcome(
 }
 
 /**
- * The outcome of a run stopped by an error it did not expect — a request to the Kubernetes API
- * that still failed after the transport's retries (ApiFailed), or a bug (InternalError) — so
- * the failure is recorded in status and a Warning Event instead of nowhere.
- * No further reads: everything but the failure is the stored status, whose inventory includes
- * what the run may have applied (trackInventory wrote it before applying), on every cluster. A pending operation
+ * The outcome of a run stopped by an error it did not expect (plan/run.ts abortFailure) — so
+ * the failure is recorded in status and a Warning Event instead of nowhere. No further reads:
+ * everything but the failure is the stored status, whose inventory includes what the run may
+ * have applied (trackInventory wrote it before applying), on every cluster. A pending operation
  * stays pending: the next run tries it again.
  */
-export function abortedOutcome(ctx: RunContext, error: unknown): RunOutcome {
+export function abortedOutcome(ctx: RunContext, failure: Failure): RunOutcome {
   const stored = ctx.app.status ?? {};
-  const failure: Failure = {
-    reason: error instanceof KubeApiError ? FailureReason.ApiFailed : FailureReason.InternalError,
-    message: error instanceof Error ? error.message : String(error),
-    stalled: false,
-    transient: true,
-  };
   // As stored (trackInventory may have added to it), split as the run sees it.
   const { here, elsewhere } = splitInventory(stored.inventory ?? [], ctx.destination?.server);
   return {

@@ -1,86 +1,54 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
-import { FINALIZER, validateSpec } from "../app/index.ts";
-import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
-import { planPrune, type RunEvent } from "../plan/index.ts";
+import { FINALIZER } from "../app/index.ts";
+import { EventReason, FailureReason } from "../core/index.ts";
+import { planPrune, type RunEvent, type RunOutcome } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
-import { abortedOutcome } from "./failed.ts";
-import { withLease } from "./lease.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
 import { executePrune, pruneErrors } from "./prune.ts";
-import { type RunLine, recordRun } from "./record.ts";
-import { isRecordable } from "./settle.ts";
+
+/** What the finalize step did: the finalizer is removed (the App goes), or a failure to record. */
+export type Finalized = { removed: true } | { removed: false; outcome: RunOutcome };
 
 /**
- * With syncPolicy.prune (the default), prunes every inventory object no other App claims
- * (never a Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion
- * takes others' objects with it: kept with a Warning Event), then removes the finalizer; with
- * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
- * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
- * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
- * terminating namespace is too. With prune, the App's DNS records are removed too;
- * a provider error keeps the finalizer the same way. An object another App also renders (a
- * shared Namespace) is kept with a Normal Event naming that App: "kept Namespace team-a: also
- * rendered by team-a/demo-b". Objects on other clusters (a remote destination) are
- * pruned there first; a cluster that cannot be reached keeps the finalizer
- * (DestinationUnreachable, retried with backoff) unless the App is annotated
- * plumb.dev/orphan-unreachable: "true". Under the App's Lease, as every write to objects is; a
- * request that fails for good is recorded (ApiFailed) and the finalizer kept.
+ * The finalize step of an App being deleted (planFinalize), under its Lease: with `prune`
+ * (syncPolicy.prune, the default), prunes every inventory object no other App claims (never a
+ * Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion takes others'
+ * objects with it: kept with a Warning Event), then removes the finalizer; without it only
+ * removes the finalizer (Flux's prune: false does the same). A delete that fails keeps the
+ * finalizer and returns the failure (PruneFailed, the inventory trimmed to what is left), tried
+ * again next run. A 404 is success; deleting in a terminating namespace is too. With prune, the
+ * App's DNS records are removed too; a provider error keeps the finalizer the same way. An
+ * object another App also renders (a shared Namespace) is kept with a Normal Event naming that
+ * App: "kept Namespace team-a: also rendered by team-a/demo-b". Objects on other clusters (a
+ * remote destination) are pruned there first; a cluster that cannot be reached keeps the
+ * finalizer (DestinationUnreachable, retried with backoff) unless the App is annotated
+ * plumb.dev/orphan-unreachable: "true".
  */
-export async function finalizeApp(ctx: RunContext): Promise<RunLine> {
-  const finalizers = ctx.app.metadata.finalizers ?? [];
-  if (!finalizers.includes(FINALIZER)) return { app: ctx.id, outcome: "Finalized" };
-  const spec = validateSpec(ctx.app.spec);
-  const interval = spec.ok ? spec.value.interval : "5m";
-  const body = async (leased: RunContext) => {
-    try {
-      return await finalize(leased, spec.ok ? spec.value.syncPolicy.prune : true, interval);
-    } catch (e) {
-      if (!isRecordable(e)) throw e;
-      return recordRun(leased, interval, abortedOutcome(leased, e));
-    }
-  };
-  try {
-    return await withLease(ctx, body);
-  } catch (e) {
-    // In a terminating namespace no Lease can be created (NamespaceLifecycle admission: 403),
-    // by this run or any other, so none can be applying: finalize without it.
-    if (e instanceof KubeApiError && e.status === 403 && (await terminating(ctx))) return body(ctx);
-    throw e;
-  }
-}
-
-/** The App's namespace is being deleted (status.phase Terminating). */
-async function terminating(ctx: RunContext): Promise<boolean> {
-  const ns = await ctx.ports.kube.get({
-    apiVersion: "v1",
-    kind: "Namespace",
-    name: ctx.ref.namespace,
+export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Finalized> {
+  const kept = (over: Pick<RunOutcome, "inventory" | "failure" | "events">): Finalized => ({
+    removed: false,
+    outcome: {
+      resources: ctx.prev.resources ?? [],
+      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
+      syncStatus: ctx.prev.syncStatus ?? "Unknown",
+      ...over,
+      departed: departed.remaining,
+    },
   });
-  return (ns?.["status"] as { phase?: string } | undefined)?.phase === "Terminating";
-}
-
-async function finalize(ctx: RunContext, prune: boolean, interval: string): Promise<RunLine> {
   const finalizers = ctx.app.metadata.finalizers ?? [];
   const inventory = prune ? ctx.inventory : [];
   // Objects on other clusters first, through the Secrets status.clusters records.
   const departed = await pruneDeparted(ctx, prune);
   if (departed.failure) {
-    const { failure } = departed;
-    return recordRun(ctx, interval, {
+    const message = `finalizer: ${departed.failure.message}`;
+    return kept({
       inventory: [...ctx.inventory],
-      departed: departed.remaining,
-      resources: ctx.prev.resources ?? [],
-      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
-      syncStatus: ctx.prev.syncStatus ?? "Unknown",
-      failure: { ...failure, message: `finalizer: ${failure.message}` },
-      events: [
-        ...departed.events,
-        { type: "Warning", reason: failure.reason, message: `finalizer: ${failure.message}` },
-      ],
+      failure: { ...departed.failure, message },
+      events: [...departed.events, { type: "Warning", reason: departed.failure.reason, message }],
     });
   }
   // What was done or kept there (Pruned, PruneSkipped), where `kubectl describe app` shows it.
@@ -112,12 +80,8 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     if (done.failed.length > 0) {
       const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
-      return recordRun(ctx, interval, {
+      return kept({
         inventory: done.failed.map((f) => f.ref),
-        departed: departed.remaining,
-        resources: ctx.prev.resources ?? [],
-        health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
-        syncStatus: ctx.prev.syncStatus ?? "Unknown",
         failure,
         events: [{ type: "Warning", reason: failure.reason, message }],
       });
@@ -127,12 +91,8 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
   const dnsError = prune ? await removeDnsRecords(ctx) : undefined;
   if (dnsError) {
     const failure = { reason: FailureReason.PruneFailed, message: dnsError, stalled: false };
-    return recordRun(ctx, interval, {
+    return kept({
       inventory: [],
-      departed: departed.remaining,
-      resources: ctx.prev.resources ?? [],
-      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
-      syncStatus: ctx.prev.syncStatus ?? "Unknown",
       failure,
       events: [{ type: "Warning", reason: failure.reason, message: dnsError }],
     });
@@ -143,7 +103,20 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     finalizers.filter((f) => f !== FINALIZER),
     ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
-  return { app: ctx.id, outcome: "Finalized" };
+  return { removed: true };
+}
+
+/**
+ * The App's namespace is being deleted (status.phase Terminating): no Lease can be created
+ * there (NamespaceLifecycle admission: 403), by this run or any other, so none can be applying.
+ */
+export async function terminating(ctx: RunContext): Promise<boolean> {
+  const ns = await ctx.ports.kube.get({
+    apiVersion: "v1",
+    kind: "Namespace",
+    name: ctx.ref.namespace,
+  });
+  return (ns?.["status"] as { phase?: string } | undefined)?.phase === "Terminating";
 }
 
 /** One Event on the App, redacted; a failure to emit it is logged, never the run's. */

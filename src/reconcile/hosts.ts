@@ -1,5 +1,5 @@
-// Before step 7 applies: a host one of the App's Ingresses would serve must not be served by
-// another Ingress in the cluster. One list of every Ingress, only when the desired
+// Before the apply step applies: a host one of the App's Ingresses would serve must not be
+// served by another Ingress in the cluster. One list of every Ingress, only when the desired
 // set has one.
 import { FailureReason, type KubeObject } from "../core/index.ts";
 import { type Failure, hostConflicts, ingressHosts } from "../plan/index.ts";

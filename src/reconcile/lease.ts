@@ -67,8 +67,16 @@ export function leaseName(app: App): string {
   return `plumb-app-${app.metadata.name}`.slice(0, 253);
 }
 
+/** A Lease a run took (takeLease): the context whose writes it fences, and its release. */
+export interface HeldLease {
+  /** The run's context with `cluster` writes and `lease` fenced by the Lease. */
+  readonly ctx: RunContext;
+  /** Stops renewing and releases the Lease (never throws: a failed release only delays others). */
+  release(): Promise<void>;
+}
+
 /**
- * Runs `fn` holding the App's Lease, with a context whose writes are fenced by it:
+ * Takes the App's Lease for the rest of the run, with a context whose writes are fenced by it:
  * 1. take the Lease, or wait for it — each attempt is one request (two when it is free), the
  *    pause doubles from 200 ms to 2 s (jittered) and ends 50 ms past the holder's expiry when
  *    that is sooner; a holder that is gone (crashed, release failed) costs at most
@@ -77,21 +85,18 @@ export function leaseName(app: App): string {
  * 2. re-read the App: when its resourceVersion moved since the run read it (another run
  *    applied and recorded, the spec changed), StaleRunError — a stale run never applies what
  *    it resolved over what another run applied;
- * 3. run `fn` with `ctx.cluster` writes (apply, delete) and `ctx.lease` fenced: the Lease is
+ * 3. from then on `ctx.cluster` writes (apply, delete) and `ctx.lease` are fenced: the Lease is
  *    renewed every RENEW_MS (in the background and before a write that finds it due), and a
- *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError
- *. From then on `ctx.lease.signal` is aborted: every write carries it,
- *    so a transport does not send again a write it was retrying (a request already on the
- *    wire may still land: no API server takes a fencing token);
- * 4. release it, retried (by the transport; by the loop after an immediate failure); a release
- *    that fails for good only delays the next run by LEASE_SECONDS.
+ *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError.
+ *    Then `ctx.lease.signal` is aborted: every write carries it, so a transport does not send
+ *    again a write it was retrying (a request already on the wire may still land: no API
+ *    server takes a fencing token);
+ * 4. `release()` releases it, retried (by the transport; by the loop after an immediate
+ *    failure); a release that fails for good only delays the next run by LEASE_SECONDS.
  * Each run has its own holder identity (`ports.holder` and a random suffix).
  * Cost: 1 create + 1 App read + 1 delete for an uncontended run shorter than RENEW_MS.
  */
-export async function withLease<T>(
-  ctx: RunContext,
-  fn: (leased: RunContext) => Promise<T>,
-): Promise<T> {
+export async function takeLease(ctx: RunContext): Promise<HeldLease> {
   const { app, ports } = ctx;
   const ns = app.metadata.namespace;
   const name = leaseName(app);
@@ -101,16 +106,20 @@ export async function withLease<T>(
 
   const acquiredAt = await acquire(ctx, name, holder, clock, sleep);
   const hold = new Hold(ports, { ns, name, holder }, clock, app, acquiredAt);
+  const release = async () => {
+    hold.stop();
+    await letGo(ports, ns, name, holder, clock, sleep);
+  };
   try {
     const fresh = await ports.kube.getApp(ns, app.metadata.name);
     if (fresh?.metadata.resourceVersion !== app.metadata.resourceVersion) {
       throw new StaleRunError(app);
     }
-    return await fn({ ...ctx, cluster: fenced(ctx.cluster, hold), lease: hold });
-  } finally {
-    hold.stop();
-    await release(ports, ns, name, holder, clock, sleep);
+  } catch (e) {
+    await release();
+    throw e;
   }
+  return { ctx: { ...ctx, cluster: fenced(ctx.cluster, hold), lease: hold }, release };
 }
 
 /** Takes the Lease; resolves to the clock reading just before the attempt that took it. */
@@ -155,7 +164,8 @@ async function acquire(
   }
 }
 
-async function release(
+/** Releases the Lease (see takeLease, 4). */
+async function letGo(
   ports: Ports,
   ns: string,
   name: string,

@@ -1,4 +1,4 @@
-// Step 8, observe: the live objects of an App, one list per kind (by tracking labels), their
+// The observe step: the live objects of an App, one list per kind (by tracking labels), their
 // health, and how they compare with the desired state.
 import { type InventoryEntry, LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
 import {
@@ -82,7 +82,7 @@ export async function listLive(
   return live;
 }
 
-/** What step 8 saw: health of the inventory and the desired-versus-live comparison. */
+/** What the observe step saw: health of the inventory and the desired-versus-live comparison. */
 export interface Observation {
   health: SetHealth;
   comparison: Comparison;

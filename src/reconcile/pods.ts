@@ -1,4 +1,4 @@
-// Step 8, health: a workload that is not progressing is explained by its Pods.
+// Health, in the observe step: a workload that is not progressing is explained by its Pods.
 import { groupOf, type KubeObject, type ObjectRef, refKey } from "../core/index.ts";
 import {
   aggregateSet,

@@ -1,6 +1,7 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
 // src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
-// (Kustomize and Helm hosts), src/notify (Slack), src/dns (Cloudflare DNS). Tests pass fakes.
+// (Kustomize and Helm hosts), src/notify (HTTP for notification targets), src/dns (Cloudflare
+// DNS). Tests pass fakes.
 import type {
   App,
   AppRow,
@@ -264,10 +265,13 @@ export interface DnsSettings {
   proxied: boolean;
 }
 
-/** Slack incoming webhook. */
+/** Outgoing notifications over HTTP: what every notification target (reconcile/targets) posts with. */
 export interface NotifyPort {
-  /** Posts `payload` (Slack message JSON) to the incoming-webhook URL. */
-  slack(webhookUrl: string, payload: Record<string, unknown>): Promise<void>;
+  /**
+   * POSTs `body` to `url` with `headers`. Throws on a non-2xx answer an Error with `status`,
+   * whose message names the status only — never the URL, which may be a secret (a webhook).
+   */
+  post(url: string, body: string, headers: Record<string, string>): Promise<void>;
 }
 
 /**

@@ -1,6 +1,5 @@
-// Prune execution, shared by the loop (step 8) and the finalizer: delete what the plan says,
+// Prune execution, shared by the apply step and the finalizer: delete what the plan says,
 // keep what could not be deleted.
-import type { AppSpec } from "../app/index.ts";
 import { describeRef, type ObjectRef, refKey } from "../core/index.ts";
 import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
@@ -35,7 +34,7 @@ export function pruneErrors(outcome: PruneOutcome): string[] {
   return outcome.failed.map((f) => `${describeRef(f.ref)}: ${f.message}`);
 }
 
-/** What step 8 did to the objects the last inventory has and the desired set lacks. */
+/** What the apply step's prune did to the objects the last inventory has and the desired set lacks. */
 export interface StaleOutcome extends PruneOutcome {
   skipped: PruneSkip[];
   /** Stale objects still live and left alone because syncPolicy.prune is false. */
@@ -46,12 +45,13 @@ export interface StaleOutcome extends PruneOutcome {
  * Prunes what the last inventory has and `desired` lacks (planPrune's rules: never what another
  * App owns, never what is no longer labelled as ours, never a Namespace, PVC or CRD unless
  * annotated; then guardCascades: never a Namespace or CRD whose deletion takes others' objects
- * with it). With syncPolicy.prune false nothing is deleted and the live ones are reported.
+ * with it). With `prune` false (syncPolicy.prune) nothing is deleted and the live ones are
+ * reported.
  * Reads: one list per kind of the stale objects.
  */
 export async function pruneStale(
   ctx: RunContext,
-  spec: AppSpec,
+  prune: boolean,
   desired: readonly ObjectRef[],
   owners: ReadonlyMap<string, readonly string[]>,
 ): Promise<StaleOutcome> {
@@ -59,7 +59,7 @@ export async function pruneStale(
   const candidates = staleRefs(ctx.inventory, desired);
   if (candidates.length === 0) return out;
   const live = await listLive(candidates, ctx.ref, ctx.cluster);
-  if (!spec.syncPolicy.prune) {
+  if (!prune) {
     out.unpruned = candidates.filter((r) => live.has(refKey(r)));
     return out;
   }
@@ -78,7 +78,7 @@ export async function pruneStale(
 }
 
 /**
- * Step 8 when a pre-sync hook stopped the apply: nothing is pruned, and every stale
+ * The prune when a pre-sync hook stopped the apply: nothing is pruned, and every stale
  * object stays in the inventory with the reason.
  */
 export function keepStale(

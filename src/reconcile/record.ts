@@ -1,6 +1,6 @@
-// Step 10, record: the one place that writes an App's status. Composes it from what the steps
-// found, writes it (only when it changed, conditional on the resourceVersion read at the
-// start), emits the run's Events and announces transitions.
+// The record step: the one place that composes an App's status. Composes it from what the steps
+// found, writes it (only when it changed, conditional on the resourceVersion the run holds) and
+// emits the run's Events; the transitions it finds are announced after it (steps.ts).
 import type { App, AppStatus, HealthStatus, SyncStatus } from "../app/index.ts";
 import { canonicalJson, KubeApiError, transientStatus } from "../core/index.ts";
 import {
@@ -11,13 +11,13 @@ import {
   type RunOutcome,
   type RunRecord,
   statusChanged,
+  type Transition,
   transitions,
   withOpenAlert,
 } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
 import type { RequestCounts } from "./ports.ts";
 import { redactStatus } from "./redaction.ts";
-import { announceAndRedeliver } from "./redeliver.ts";
 
 /** One JSON line per App for the CLI and the HTTP API (one shape for both). */
 export interface RunResult {
@@ -62,12 +62,20 @@ const EVENT_ATTEMPTS = 3;
 /** Writes of one status when the API server answers 409 but the App did not change. */
 const STATUS_ATTEMPTS = 3;
 
+/** What recordRun did: the run's line, the App as stored after it, the transitions to announce. */
+export interface Recorded {
+  line: RunLine;
+  /** The App as stored after the write (or as read, when nothing changed). */
+  app: App;
+  /** The transitions of the status written (none when nothing was written). */
+  transitions: Transition[];
+}
+
 /**
  * Writes the App's status from `outcome` (composeStatus), if it differs from the stored one in
  * anything but the run's own time (a steady run writes nothing); then emits the
- * outcome's Events (each retried on a transient failure; a failure is logged, never fatal) and
- * announces transitions to Slack, after redelivering what earlier runs could not send
- * (announceAndRedeliver). The write is conditional on the resourceVersion the run holds
+ * outcome's Events (each retried on a transient failure; a failure is logged, never fatal).
+ * The write is conditional on the resourceVersion the run holds
  * (writeStatusChecked). A conflict (409: another run wrote first) throws, and the caller runs
  * again from a fresh read. When the write itself fails, the failure goes to a Warning Event
  * and StatusNotWrittenError is thrown (no failed run goes unrecorded).
@@ -78,7 +86,7 @@ export async function recordRun(
   ctx: RunContext,
   interval: string,
   outcome: RunOutcome,
-): Promise<RunLine> {
+): Promise<Recorded> {
   const { events, driftCorrected, departed, ...found } = outcome;
   // The steps saw the destination's entries only; place them, and carry the others.
   const inventory = placeInventory(
@@ -125,8 +133,6 @@ export async function recordRun(
       await emit(ctx, { ...event, message: redact(event.message) }, written);
     }
   }
-  // Slack: this run's transitions, after any that earlier runs could not deliver.
-  await announceAndRedeliver(ctx, written, changed ? announced : []);
   const line: RunLine = { app: ctx.id, outcome: record.failure ? "Failed" : "Reconciled" };
   if (status.syncStatus) line.syncStatus = status.syncStatus;
   if (status.healthStatus) line.healthStatus = status.healthStatus;
@@ -134,44 +140,63 @@ export async function recordRun(
   if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
   const followUp = followUpSeconds(status);
   if (followUp !== undefined) line.followUpSeconds = followUp;
-  return line;
+  return { line, app: written, transitions: changed ? announced : [] };
 }
 
 /**
  * Replaces the App's status with `status`, conditional on the resourceVersion of `ctx.app`,
  * after ensuring the run's Lease when it holds one (a run that outlived its Lease writes
- * nothing: LeaseLostError). A 409 is looked into before it is believed: the App is read, and
- * when it already carries this status (a resent write whose first answer was lost) that is
- * the result; when its resourceVersion is still the run's (the 409 did not come from another
- * writer) the write is sent again, up to STATUS_ATTEMPTS; otherwise the 409 is thrown.
+ * nothing: LeaseLostError). Every status write of a run goes through it (the record, the
+ * inventory tracked before an apply, the redelivery queue). A 409 is looked into before it is
+ * believed: the App is read, and when it already carries this status (a resent write whose
+ * first answer was lost) that is the result; when its resourceVersion is still the run's (the
+ * 409 did not come from another writer) the write is sent again; when another writer changed
+ * it, `rebase` (if given) makes the status to write over the fresh App, which is written in
+ * its place — else the 409 is thrown. At most STATUS_ATTEMPTS writes.
+ * @param rebase the status to write instead over `fresh`, the App another writer changed
  * @returns the App as stored after the write
  */
-export async function writeStatusChecked(ctx: RunContext, status: AppStatus): Promise<App> {
+export async function writeStatusChecked(
+  ctx: RunContext,
+  status: AppStatus,
+  rebase?: (fresh: App) => AppStatus,
+): Promise<App> {
   const kube = ctx.ports.kube;
+  let app = ctx.app;
+  let next = status;
   for (let attempt = 1; ; attempt++) {
     await ctx.lease?.ensure();
     try {
       return await kube.writeStatus(
-        ctx.app,
-        status,
+        app,
+        next,
         ctx.lease ? { signal: ctx.lease.signal } : undefined,
       );
     } catch (e) {
       if (!(e instanceof KubeApiError) || e.status !== 409 || attempt >= STATUS_ATTEMPTS) throw e;
       const fresh = await kube.getApp(ctx.ref.namespace, ctx.ref.name);
-      if (fresh?.status && sameRecord(fresh.status, status)) return fresh;
-      if (fresh?.metadata.resourceVersion !== ctx.app.metadata.resourceVersion) throw e;
-      ctx.ports.log?.({ app: ctx.id, msg: "status write conflicted with no change; again" });
+      if (fresh?.status && sameRecord(fresh.status, next)) return fresh;
+      if (fresh?.metadata.resourceVersion === app.metadata.resourceVersion) {
+        ctx.ports.log?.({ app: ctx.id, msg: "status write conflicted with no change; again" });
+      } else if (fresh && rebase) {
+        app = fresh;
+        next = rebase(fresh);
+      } else throw e;
     }
   }
 }
 
-/** The stored status is the one written: same run time, revision and inventory. */
+/**
+ * The stored status is the one written: same run time, revision, inventory and redelivery
+ * queue.
+ */
 function sameRecord(stored: AppStatus, written: AppStatus): boolean {
   return (
     stored.lastReconciledAt === written.lastReconciledAt &&
     stored.revision === written.revision &&
-    canonicalJson(stored.inventory ?? []) === canonicalJson(written.inventory ?? [])
+    canonicalJson(stored.inventory ?? []) === canonicalJson(written.inventory ?? []) &&
+    canonicalJson(stored.pendingNotifications ?? []) ===
+      canonicalJson(written.pendingNotifications ?? [])
   );
 }
 

@@ -91,8 +91,8 @@ describe("every encoding of a credential, wherever a run says something", () => 
         },
       },
       notify: {
-        async slack(_url, payload) {
-          slack.push(payload);
+        async post(_url, body) {
+          slack.push(JSON.parse(body));
         },
       },
       holder: "test",

@@ -84,7 +84,7 @@ describe("Slack payloads are redacted", () => {
     const ports: Ports = {
       kube,
       git: { resolve: async () => SHA, fetch: async () => [] },
-      notify: { slack: async (_u, payload) => void sent.push(payload) },
+      notify: { post: async (_u, body) => void sent.push(JSON.parse(body)) },
       holder: "test",
       redactor,
     };

@@ -9,7 +9,7 @@ import type { Ports } from "./ports.ts";
  * its log and its HTTP answers) or, when the composition root gave none, the run's own — and a
  * log whose entries pass through it. The run registers its source credentials and the values
  * of every Secret it renders with it (source.ts); recordRun redacts status and Events with it;
- * announce redacts Slack payloads; reconcileApp redacts its result line.
+ * announce redacts what the notification targets post; reconcileApp redacts its result line.
  */
 export function redactingPorts(ports: Ports): Ports & { redactor: Redactor } {
   const redactor = ports.redactor ?? new Redactor();

@@ -23,9 +23,9 @@ function setup(slackUp: boolean) {
     kube,
     git: { resolve: async () => "a".repeat(40), fetch: async () => [] },
     notify: {
-      async slack(_url, payload) {
+      async post(_url, body) {
         if (!slackUp) throw new Error("Slack answered HTTP 500");
-        sent.push(String(payload["text"]));
+        sent.push(String(JSON.parse(body)["text"]));
       },
     },
     holder: "test",
@@ -41,7 +41,13 @@ describe("announceAndRedeliver", () => {
     const ctx = runContext(structuredClone(s.app()), s.ports, NOW);
     await announceAndRedeliver(ctx, structuredClone(s.app()), [SYNCED]);
     expect(s.app().status?.pendingNotifications).toEqual([
-      { event: "Synced", message: "applied revision abc1234", at: NOW.toISOString(), attempts: 1 },
+      {
+        target: "slack",
+        event: "Synced",
+        message: "applied revision abc1234",
+        at: NOW.toISOString(),
+        attempts: 1,
+      },
     ]);
     expect(s.app().status?.redeliverAt).toBe("2026-12-01T10:00:30.000Z");
     expect(s.kube.events.map((e) => e.message)).toEqual([
@@ -87,5 +93,71 @@ describe("announceAndRedeliver", () => {
     await s.kube.writeStatus(structuredClone(s.app()), { pendingNotifications: [ours, theirs] });
     await announceAndRedeliver(runContext(read, s.ports, NOW), read, []);
     expect(s.app().status?.pendingNotifications).toEqual([{ ...ours, attempts: 2 }, theirs]);
+  });
+
+  it("records the target and the revision of what a target could not send", async () => {
+    const s = setup(false);
+    const REV = "b".repeat(40);
+    s.app().status = { revision: REV, heldRevision: REV };
+    const ctx = runContext(structuredClone(s.app()), s.ports, NOW);
+    const held: Transition = {
+      event: "Held",
+      message: "revision bbbbbbb is waiting for approval",
+      held: { revision: REV, preview: [] },
+    };
+    await announceAndRedeliver(ctx, structuredClone(s.app()), [SYNCED, held]);
+    expect(s.app().status?.pendingNotifications).toEqual([
+      {
+        target: "slack",
+        event: "Synced",
+        message: SYNCED.message,
+        at: NOW.toISOString(),
+        attempts: 1,
+        revision: REV,
+      },
+      {
+        target: "slack",
+        event: "Held",
+        message: held.message,
+        at: NOW.toISOString(),
+        attempts: 1,
+        revision: REV,
+      },
+    ]);
+  });
+
+  it("reads an entry written without a target as Slack's, and drops one for a target gone", async () => {
+    const s = setup(true);
+    const old: PendingNotification = {
+      event: "Degraded",
+      message: "Deployment web",
+      at: "2026-12-01T09:59:00.000Z",
+      attempts: 1,
+    };
+    s.app().status = { pendingNotifications: [old] };
+    await announceAndRedeliver(
+      runContext(structuredClone(s.app()), s.ports, NOW),
+      structuredClone(s.app()),
+      [],
+    );
+    expect(s.sent).toEqual([
+      "[team-a/web] Degraded: Deployment web (delayed: happened at 2026-12-01T09:59:00.000Z)",
+    ]);
+    expect(s.app().status?.pendingNotifications).toBeUndefined();
+
+    // The App no longer configures Slack: what waited for it is settled, not kept forever.
+    s.app().spec = { source: { git: { url: "https://git.example/org/repo.git" } } };
+    s.app().status = {
+      pendingNotifications: [{ ...old, target: "slack" }],
+      redeliverAt: NOW.toISOString(),
+    };
+    await announceAndRedeliver(
+      runContext(structuredClone(s.app()), s.ports, NOW),
+      structuredClone(s.app()),
+      [],
+    );
+    expect(s.sent).toHaveLength(1);
+    expect(s.app().status?.pendingNotifications).toBeUndefined();
+    expect(s.app().status?.redeliverAt).toBeUndefined();
   });
 });

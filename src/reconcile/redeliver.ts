@@ -1,31 +1,37 @@
-// Announce a run's transitions and redeliver what earlier runs could not:
-// undelivered Slack notifications wait in status.pendingNotifications, are sent once on a
-// later run, and are given up after REDELIVERY_WINDOW_MS.
-import type { App, AppStatus, PendingNotification } from "../app/index.ts";
-import { EventReason, KubeApiError } from "../core/index.ts";
+// Announce a run's transitions and redeliver what earlier runs could not: undelivered
+// notifications wait in status.pendingNotifications (each naming its target), are sent once on
+// a later run, and are given up after REDELIVERY_WINDOW_MS.
+import type { App, AppStatus, PendingNotification, TargetName } from "../app/index.ts";
+import { EventReason } from "../core/index.ts";
 import {
   duePending,
   MAX_PENDING,
   nextPending,
+  notificationEvent,
   pendingKey,
+  pendingTarget,
   pendingTransition,
   REDELIVERY_WINDOW_MS,
   retryAt,
   type Transition,
+  targetNames,
+  type Undelivered,
 } from "../plan/index.ts";
 import { announce } from "./announce.ts";
 import type { RunContext } from "./context.ts";
-
-/** Status writes of the queue before giving up on a conflict (another run wrote first). */
-const WRITE_ATTEMPTS = 3;
+import { writeStatusChecked } from "./record.ts";
+import { TARGETS } from "./targets/index.ts";
 
 /**
- * Sends the pending notifications still in their window (oldest first, each marked with the
- * time it happened), then `list`. What fails is kept (a NotificationFailed Event says until
- * when); what expired is dropped with a NotificationFailed Event. When the queue changed, it is
- * written to status (a second write, only then), with status.redeliverAt at the retry time so
- * a scheduled tick comes back for it; a conflicting write re-reads the App and
- * merges the queues.
+ * The notify step of a run: for each target the App configures, sends its pending
+ * notifications still in their window (oldest first, each marked with the time it happened),
+ * then `list`. What fails is kept, for its target (a NotificationFailed Event says until when);
+ * what expired is dropped with a NotificationFailed Event; what waits for a target the App no
+ * longer configures is dropped. When the queue changed, it is written to status (a second
+ * write, only then; writeStatusChecked, under the run's Lease when it holds one), with
+ * status.redeliverAt at the retry time so a scheduled tick comes back for it; when another run
+ * wrote status meanwhile, the queues are merged over its status. A failure to write the queue
+ * is logged: the notifications sent stay sent.
  * @param app the App as last written by this run (its resourceVersion guards the write)
  */
 export async function announceAndRedeliver(
@@ -36,21 +42,38 @@ export async function announceAndRedeliver(
   const before = app.status?.pendingNotifications ?? [];
   if (before.length === 0 && list.length === 0) return;
   const { retry, expired } = duePending(before, ctx.now);
-  const byTransition = new Map<Transition, PendingNotification>();
-  const again = retry.map((p) => {
-    const t = pendingTransition(p, app.status);
-    byTransition.set(t, p);
-    return t;
-  });
-  const undelivered = await announce(app, [...again, ...list], ctx.ports, keptNote);
-  const failedAgain = undelivered.flatMap((t) => byTransition.get(t) ?? []);
-  const failedNew = undelivered.filter((t) => !byTransition.has(t));
+  const failedAgain: PendingNotification[] = [];
+  const failedNew: Undelivered[] = [];
+  for (const target of targetNames(app)) {
+    const byTransition = new Map<Transition, PendingNotification>();
+    const again = retry
+      .filter((p) => pendingTarget(p) === target)
+      .map((p) => {
+        const t = pendingTransition(p, app.status);
+        byTransition.set(t, p);
+        return t;
+      });
+    const undelivered = await announce(app, [...again, ...list], ctx.ports, {
+      note: keptNote,
+      target,
+    });
+    for (const t of undelivered) {
+      const p = byTransition.get(t);
+      if (p) failedAgain.push(p);
+      else failedNew.push({ target, transition: t, revision: revisionOf(app, t) });
+    }
+  }
   const { pending, dropped } = nextPending(failedAgain, failedNew, ctx.now);
   const given = [...expired, ...dropped];
   if (given.length > 0) await gaveUp(ctx, app, given);
   if (sameQueue(before, pending)) return;
   const delivered = retry.filter((p) => !failedAgain.includes(p));
   await writeQueue(ctx, app, pending, [...delivered, ...given]);
+}
+
+/** The revision transition `t` of `app` is about (notificationEvent's rule). */
+function revisionOf(app: App, t: Transition): string | undefined {
+  return notificationEvent(app.metadata, t, app.status ?? {}).revision;
 }
 
 /** What the NotificationFailed Event adds: that the undelivered ones are kept, and how long. */
@@ -60,13 +83,19 @@ function keptNote(undelivered: readonly Transition[]): string {
   return `; ${undelivered.length} notification(s) kept in status.pendingNotifications and sent on a later run, for up to ${hours}h after each happened`;
 }
 
+/** One NotificationFailed Event per target whose notifications are given up. */
 async function gaveUp(ctx: RunContext, app: App, given: readonly PendingNotification[]) {
-  const what = given.map((p) => `${p.event} at ${p.at}`).join(", ");
-  const message = `Slack: gave up on ${given.length} undelivered notification(s): ${what}`;
-  ctx.ports.log?.({ app: ctx.id, msg: message });
-  await ctx.ports.kube
-    .emitEvent(app, { type: "Warning", reason: EventReason.NotificationFailed, message })
-    .catch(() => undefined);
+  const byTarget = new Map<TargetName, PendingNotification[]>();
+  for (const p of given)
+    byTarget.set(pendingTarget(p), [...(byTarget.get(pendingTarget(p)) ?? []), p]);
+  for (const [target, entries] of byTarget) {
+    const what = entries.map((p) => `${p.event} at ${p.at}`).join(", ");
+    const message = `${TARGETS[target].title}: gave up on ${entries.length} undelivered notification(s): ${what}`;
+    ctx.ports.log?.({ app: ctx.id, msg: message });
+    await ctx.ports.kube
+      .emitEvent(app, { type: "Warning", reason: EventReason.NotificationFailed, message })
+      .catch(() => undefined);
+  }
 }
 
 function sameQueue(a: readonly PendingNotification[], b: readonly PendingNotification[]) {
@@ -74,9 +103,9 @@ function sameQueue(a: readonly PendingNotification[], b: readonly PendingNotific
 }
 
 /**
- * Writes `pending` as status.pendingNotifications. On a conflict (another run wrote status
- * meanwhile) the App is read again and the queues merged: what this run delivered or gave up
- * on (`settled`) leaves theirs, what this run keeps joins it.
+ * Writes `pending` as status.pendingNotifications, through writeStatusChecked. When another run
+ * wrote status meanwhile, the queues are merged over what it wrote: what this run delivered or
+ * gave up on (`settled`) leaves theirs, what this run keeps joins it.
  */
 async function writeQueue(
   ctx: RunContext,
@@ -84,34 +113,30 @@ async function writeQueue(
   pending: PendingNotification[],
   settled: readonly PendingNotification[],
 ): Promise<void> {
-  let current = app;
-  let queue = pending;
-  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt++) {
-    try {
-      await ctx.ports.kube.writeStatus(current, withQueue(current.status ?? {}, queue, ctx.now));
-      return;
-    } catch (err) {
-      if (!(err instanceof KubeApiError && err.status === 409) || attempt === WRITE_ATTEMPTS) {
-        ctx.ports.log?.({
-          app: ctx.id,
-          msg: "recording undelivered notifications failed",
-          error: String(err),
-        });
-        return;
-      }
-      const fresh = await ctx.ports.kube.getApp(ctx.ref.namespace, ctx.ref.name);
-      if (!fresh) return;
-      // Theirs without what this run settled or retried (its attempt count wins), then ours;
-      // oldest first, as they are delivered.
-      const gone = new Set([...settled, ...pending].map(pendingKey));
-      const theirs = (fresh.status?.pendingNotifications ?? []).filter(
-        (p) => !gone.has(pendingKey(p)),
-      );
-      queue = [...theirs, ...pending]
-        .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
-        .slice(-MAX_PENDING);
-      current = fresh;
-    }
+  const merged = (fresh: App): AppStatus => {
+    // Theirs without what this run settled or retried (its attempt count wins), then ours;
+    // oldest first, as they are delivered.
+    const gone = new Set([...settled, ...pending].map(pendingKey));
+    const theirs = (fresh.status?.pendingNotifications ?? []).filter(
+      (p) => !gone.has(pendingKey(p)),
+    );
+    const queue = [...theirs, ...pending]
+      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
+      .slice(-MAX_PENDING);
+    return withQueue(fresh.status ?? {}, queue, ctx.now);
+  };
+  try {
+    await writeStatusChecked(
+      { ...ctx, app },
+      withQueue(app.status ?? {}, pending, ctx.now),
+      merged,
+    );
+  } catch (err) {
+    ctx.ports.log?.({
+      app: ctx.id,
+      msg: "recording undelivered notifications failed",
+      error: String(err),
+    });
   }
 }
 

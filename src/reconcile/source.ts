@@ -1,6 +1,6 @@
-// Steps 3 and 5: resolve the source to a revision, and render a revision to the desired set
-// (Git manifests, an image, or an app source: see app-source.ts).
-import type { AppSpec } from "../app/index.ts";
+// Resolve the source to a revision and render a revision to the desired set, for every source
+// kind (sources/: Git, an image, an app source, a chart): what the kinds share is here.
+import type { AppSpec, SourceKindName } from "../app/index.ts";
 import {
   err,
   FailureReason,
@@ -18,19 +18,11 @@ import {
   SourceError,
   shortCredential,
 } from "../core/index.ts";
-import { type Failure, hintFits, renderHash } from "../plan/index.ts";
-import {
-  dropSkippedHooks,
-  EngineError,
-  type ParsedObject,
-  parseManifests,
-  renderImage,
-  renderObjects,
-} from "../render/index.ts";
-import { renderAppRevision, resolveAppRevision } from "./app-source.ts";
+import { type Failure, renderHash } from "../plan/index.ts";
+import { EngineError, type ParsedObject, renderObjects } from "../render/index.ts";
 import type { RunContext } from "./context.ts";
 import type { Ports, SourceAuth } from "./ports.ts";
-import { HELM_NEEDS_NODE, renderWithEngine } from "./render-source.ts";
+import { kindOf, SOURCES } from "./sources/index.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
 export interface Desired {
@@ -41,17 +33,17 @@ export interface Desired {
   hashes: ReadonlyMap<string, string>;
 }
 
-/** What step 3 found: the revision the source names now, and the credentials used. */
+/** What the resolve step found: the revision the source names now, and the credentials used. */
 export interface ResolvedSource {
   revision: string;
   auth: SourceAuth | undefined;
 }
 
 /**
- * Reads the source's credentials (spec.source.*.secretRef: keys `token`, or `username` and
- * `password`) and resolves the revision: a commit SHA (Git ls-refs — or the revision the
- * trigger resolved for this very source, ctx.hint), a digest (tag → digest),
- * an app source's image pins ("<repository>:<tag>@<digest>,…", see app-source.ts), or
+ * Reads the source's credentials (spec.source.<kind>.secretRef: keys `token`, or `username`
+ * and `password`) and resolves the revision with the source's kind (sources/): a commit SHA
+ * (Git ls-refs — or the revision the trigger resolved for this very source, ctx.hint), a digest
+ * (tag → digest), an app source's image pins ("<repository>:<tag>@<digest>,…"), or
  * "<version>@sha256:<hex>" (a chart: the version its constraint picks).
  * @returns SourceFailed (transient unless the adapter says otherwise) when either fails;
  *   RenderFailed for a chart where no Helm engine runs (Workers).
@@ -61,25 +53,10 @@ export async function resolveSource(
   spec: AppSpec,
 ): Promise<Result<ResolvedSource, Failure>> {
   try {
-    const auth = await sourceAuth(ctx, spec);
-    return ok({ revision: await resolveRevision(ctx, spec, auth), auth });
+    return ok(await resolveAs(ctx, sourceKind(spec), spec));
   } catch (e) {
     return err(sourceFailed(e));
   }
-}
-
-/**
- * Credentials from spec.source.*.secretRef, registered with the run's redactor. A token or
- * password shorter than MIN_SECRET_LENGTH is refused (plumb could not redact it).
- */
-async function sourceAuth(ctx: RunContext, spec: AppSpec): Promise<SourceAuth | undefined> {
-  const ref =
-    spec.source.git?.secretRef ??
-    spec.source.image?.secretRef ??
-    spec.source.app?.secretRef ??
-    spec.source.chart?.secretRef;
-  if (!ref) return undefined;
-  return readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name);
 }
 
 /**
@@ -111,37 +88,6 @@ export async function readSourceAuth(
   return auth;
 }
 
-async function resolveRevision(
-  ctx: RunContext,
-  spec: AppSpec,
-  auth: SourceAuth | undefined,
-): Promise<string> {
-  const git = spec.source.git;
-  if (git) {
-    const secret = git.secretRef ? `${ctx.ref.namespace}/${git.secretRef.name}` : undefined;
-    if (ctx.hint && hintFits(ctx.hint, { url: git.url, ref: git.ref, secret })) {
-      return ctx.hint.revision;
-    }
-    return ctx.ports.git.resolve(git, auth);
-  }
-  if (spec.source.image) {
-    if (!ctx.ports.image) {
-      throw new SourceError("image sources are not configured in this runtime", false);
-    }
-    return ctx.ports.image.resolve(spec.source.image, auth);
-  }
-  if (spec.source.app) return resolveAppRevision(ctx, spec.source.app, auth);
-  if (spec.source.chart) {
-    // On Workers there is no Helm engine: say so before reading any repository.
-    if (!ctx.ports.engines?.helm) throw new EngineError("unavailable", HELM_NEEDS_NODE);
-    if (!ctx.ports.charts) {
-      throw new SourceError("chart sources are not configured in this runtime", false);
-    }
-    return ctx.ports.charts.resolve(spec.source.chart, auth);
-  }
-  throw new SourceError("spec.source has neither git, image, app nor chart", false);
-}
-
 /**
  * Fetches and renders `revision`. Discovery tells which kinds are namespaced (one request per
  * group-version, cached). A fetch problem is SourceFailed; a parse or render problem is
@@ -157,40 +103,9 @@ export async function renderRevision(
   const { ports, app } = ctx;
   let parsed: ParsedObject[];
   try {
-    if (spec.source.git) {
-      // Plain manifests, or a kustomization / Chart.yaml at the path rendered by its engine.
-      const fetched = ports.git.fetchSource
-        ? await ports.git.fetchSource(spec.source.git, revision, auth)
-        : {
-            kind: "manifests" as const,
-            files: await ports.git.fetch(spec.source.git, revision, auth),
-          };
-      const misplaced = misplacedOptions(spec, fetched.kind);
-      if (misplaced) return err(renderFailed([misplaced]));
-      const result =
-        fetched.kind === "manifests"
-          ? parseManifests(fetched.files)
-          : await renderWithEngine(ctx, spec, fetched);
-      if (!result.ok) return err(renderFailed(result.error));
-      parsed = dropSkippedHooks(result.value);
-    } else if (spec.source.chart) {
-      if (!ports.charts)
-        throw new SourceError("chart sources are not configured in this runtime", false);
-      const archive = await ports.charts.fetch(spec.source.chart, revision, auth);
-      const result = await renderWithEngine(ctx, spec, { kind: "chart", archive });
-      if (!result.ok) return err(renderFailed(result.error));
-      parsed = result.value;
-    } else if (spec.source.image) {
-      parsed = renderImage(app.metadata.name, spec.source.image, revision);
-    } else if (spec.source.app) {
-      const result = renderAppRevision(ctx, spec.source.app, revision);
-      if (!result.ok) return err(renderFailed(result.error));
-      parsed = result.value;
-    } else {
-      return err(
-        renderFailed([{ code: "InvalidSpec", path: "spec.source", message: "no source" }]),
-      );
-    }
+    const result = await renderAs(ctx, sourceKind(spec), spec, revision, auth);
+    if (!result.ok) return err(renderFailed(result.error));
+    parsed = result.value;
   } catch (e) {
     return err(sourceFailed(e));
   }
@@ -228,27 +143,35 @@ export async function renderRevision(
   });
 }
 
-/** spec.source.kustomize or .helm given for a path that is not a kustomization or chart. */
-function misplacedOptions(
+/** The credentials and the revision of the spec's source, through its kind `name`. */
+async function resolveAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
   spec: AppSpec,
-  kind: "manifests" | "kustomize" | "helm",
-): Issue | undefined {
-  const path = "spec.source";
-  if (spec.source.kustomize && kind !== "kustomize") {
-    return {
-      code: "RenderError",
-      path,
-      message: `kustomize is set, but ${spec.source.git?.path ?? "."} holds no kustomization`,
-    };
-  }
-  if (spec.source.helm && kind !== "helm") {
-    return {
-      code: "RenderError",
-      path,
-      message: `helm is set, but ${spec.source.git?.path ?? "."} holds no Chart.yaml`,
-    };
-  }
-  return undefined;
+): Promise<ResolvedSource> {
+  const kind = SOURCES[name];
+  const source = spec.source[name]!;
+  const ref = kind.secretRef(source);
+  const auth = ref ? await readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name) : undefined;
+  return { revision: await kind.resolve(ctx, source, auth), auth };
+}
+
+/** The parsed objects of `revision` of the spec's source, through its kind `name`. */
+function renderAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
+  spec: AppSpec,
+  revision: string,
+  auth: SourceAuth | undefined,
+): Promise<Result<ParsedObject[], Issue[]>> {
+  return SOURCES[name].render(ctx, spec, spec.source[name]!, revision, auth);
+}
+
+/** The kind of the spec's source; a spec without one is refused (validateSpec forbids it). */
+function sourceKind(spec: AppSpec): SourceKindName {
+  const name = kindOf(spec);
+  if (!name) throw new SourceError("spec.source has neither git, image, app nor chart", false);
+  return name;
 }
 
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */

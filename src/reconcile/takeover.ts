@@ -1,6 +1,6 @@
-// Before step 7 applies: which desired objects already exist, and what to do about each — leave
-// an apply-if-absent object that is there, refuse or adopt one another tool made, fill the
-// generated values of a Secret being created. Issue 17.
+// Before the apply step applies: which desired objects already exist, and what to do about
+// each — leave an apply-if-absent object that is there, refuse or adopt one another tool made,
+// fill the generated values of a Secret being created.
 import { FIELD_MANAGER, LABEL_APP, LABEL_APP_NAMESPACE } from "../app/index.ts";
 import {
   describeRef,
@@ -144,7 +144,7 @@ export async function prepareTakeover(
   return out;
 }
 
-/** spec.adopt of the run's App (its spec validated by step 2 before the steps that ask). */
+/** spec.adopt of the run's App (its spec validated before any step that asks). */
 export function adopting(ctx: RunContext): boolean {
   const spec = ctx.app.spec as { adopt?: unknown } | undefined;
   return spec?.adopt === true;

@@ -2,7 +2,7 @@
 // it takes, and what each run tells Slack.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSlackNotifier } from "../../src/notify/index.ts";
+import { createNotifier } from "../../src/notify/index.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -35,11 +35,7 @@ afterAll(async () => {
 
 const guestbook = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"));
 const run = (ns: string) =>
-  reconcileApp(
-    { namespace: ns, name: "app" },
-    realPorts({ notify: createSlackNotifier() }),
-    new Date(),
-  );
+  reconcileApp({ namespace: ns, name: "app" }, realPorts({ notify: createNotifier() }), new Date());
 /** The Slack texts received for namespace `ns`, in order. */
 const texts = (ns: string) =>
   slack.received
@@ -174,12 +170,15 @@ describe("Slack redelivery (issue 11 item 5)", () => {
     const waiting = (await getApp("alert-redeliver", "app")).status;
     expect(waiting?.pendingNotifications).toEqual([
       {
+        target: "slack",
         event: "Synced",
         message: `applied revision ${c1}`,
         at: expect.any(String),
         attempts: 2,
+        revision: waiting?.revision,
       },
     ]);
+    expect(waiting?.revision?.startsWith(c1)).toBe(true);
     const at = waiting?.pendingNotifications?.[0]?.at ?? "";
     // A tick comes back for it (30 s after the first attempt, 60 s after the second).
     expect(Date.parse(waiting?.redeliverAt ?? "")).toBeLessThanOrEqual(t0.getTime() + 65_000);
@@ -210,7 +209,7 @@ describe("Slack redelivery (issue 11 item 5)", () => {
     expect(kept?.map((p) => p.message)).toEqual([`applied revision ${c2.slice(0, 7)}`]);
     await reconcileApp(
       { namespace: "alert-redeliver", name: "app" },
-      realPorts({ notify: createSlackNotifier() }),
+      realPorts({ notify: createNotifier() }),
       new Date(Date.now() + 61 * 60_000),
     );
     expect(texts("alert-redeliver")).toHaveLength(1);

@@ -1,7 +1,7 @@
 // Slack on transitions only, and drift reported field by field, corrected with selfHeal.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSlackNotifier } from "../../src/notify/index.ts";
+import { createNotifier } from "../../src/notify/index.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -35,7 +35,7 @@ const guestbook = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"));
 const minutes = (m: number) => new Date(Date.now() + m * 60_000);
 /** A run; `compare`: a scheduled run whose slot came (a full comparison, drift included). */
 const run = (ns: string, at = new Date(), compare = false) =>
-  reconcileApp({ namespace: ns, name: "app" }, realPorts({ notify: createSlackNotifier() }), at, {
+  reconcileApp({ namespace: ns, name: "app" }, realPorts({ notify: createNotifier() }), at, {
     compare,
   });
 const texts = () => slack.received.map((r) => (r.body as { text: string }).text);

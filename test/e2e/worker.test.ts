@@ -187,6 +187,18 @@ describe("plumb in workerd", () => {
     ).catch((err) => {
       throw new Error(`${String(err)}\n${workerd.output().slice(-6000)}`);
     });
+    // denied is Synced once the message came again; its other Apps run after it: wait for
+    // every run of both deliveries (one line each) before counting their requests.
+    const runs = (name: string) =>
+      workerd
+        .output()
+        .split("\n")
+        .filter((l) => l.includes(`"app":"cron/${name}"`) && l.includes('"requests"')).length;
+    await waitFor(
+      "both deliveries' runs",
+      async () => ["due", "flaky", "denied"].every((n) => runs(n) >= 2),
+      60_000,
+    );
     const after = proxy.requests.slice(seen);
     const gets = (name: string) =>
       after.filter(

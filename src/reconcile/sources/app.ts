@@ -1,7 +1,8 @@
-// Steps 3 and 5 for spec.source.app: pin each image the spec names (a tag, or the highest tag a
-// semver range matches) and render a revision's pins with the service renderer.
-import type { AppSource } from "../app/index.ts";
-import { type Issue, type Result, SourceError } from "../core/index.ts";
+// An application from a short service spec (spec.source.app): pin each image the spec names (a
+// tag, or the highest tag a semver range matches) and render a revision's pins with the service
+// renderer.
+import type { AppSource } from "../../app/index.ts";
+import { type Issue, type Result, SourceError } from "../../core/index.ts";
 import {
   formatRevision,
   type ImagePin,
@@ -9,9 +10,10 @@ import {
   type ParsedObject,
   parseRevision,
   renderApp,
-} from "../render/index.ts";
-import type { RunContext } from "./context.ts";
-import type { SourceAuth } from "./ports.ts";
+} from "../../render/index.ts";
+import type { RunContext } from "../context.ts";
+import type { SourceAuth } from "../ports.ts";
+import type { SourceKind } from "./kind.ts";
 
 /**
  * The revision of an app source now: every distinct image of its services and jobs pinned
@@ -49,3 +51,13 @@ export function renderAppRevision(
     settings: ctx.ports.ingress ?? {},
   });
 }
+
+/** spec.source.app: resolved to its image pins, rendered from them. */
+export const app: SourceKind<"app"> = {
+  name: "app",
+  secretRef: (source) => source.secretRef,
+  resolve: resolveAppRevision,
+  async render(ctx, _spec, source, revision) {
+    return renderAppRevision(ctx, source, revision);
+  },
+};

@@ -1,0 +1,35 @@
+// Outgoing notification requests over fetch (Node and workerd alike).
+import type { NotifyPort } from "../reconcile/ports.ts";
+
+/**
+ * A NotifyPort POSTing over `fetchImpl`, each request given `timeoutMs`. A non-2xx answer
+ * throws an Error with `status` whose message names the status only ("HTTP 404") — never the
+ * URL, which may be a secret (a Slack incoming webhook is).
+ */
+export function createNotifier(fetchImpl: typeof fetch = fetch, timeoutMs = 10_000): NotifyPort {
+  return {
+    async post(url, body, headers) {
+      const res = await fetchImpl(url, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      if (!res.ok) {
+        await res.body?.cancel();
+        throw Object.assign(new Error(`the target answered HTTP ${res.status}`), {
+          status: res.status,
+        });
+      }
+      await res.body?.cancel();
+    },
+  };
+}
+
+/** A function POSTing a JSON payload through `port` (the HTTP app's answers to Slack's response_url). */
+export function jsonPoster(
+  port: NotifyPort = createNotifier(),
+): (url: string, payload: Record<string, unknown>) => Promise<void> {
+  return (url, payload) =>
+    port.post(url, JSON.stringify(payload), { "content-type": "application/json" });
+}
