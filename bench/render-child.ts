@@ -3,8 +3,8 @@
 // Run with --expose-gc.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { createNodeEngines } from "../src/engines/node.ts";
 import type { RepoFile } from "../src/render/engine.ts";
-import { createNodeEngines } from "../src/render/engines/node.ts";
 import { ROOT } from "./kube.ts";
 import { summarize } from "./stats.ts";
 
@@ -61,7 +61,7 @@ const hFirst = await time(helm);
 const hWarm: number[] = [];
 for (let i = 0; i < WARM; i++) hWarm.push(await time(helm));
 const manifests = (await helm()).manifests.length;
-const pid = engines.helmPid();
+const pid = engines.pid("helm");
 const helper = pid ? { rss: kib("VmRSS", pid), hwm: kib("VmHWM", pid) } : undefined;
 await engines.close();
 

@@ -30,7 +30,7 @@ import {
 import { renderAppRevision, resolveAppRevision } from "./app-source.ts";
 import type { RunContext } from "./context.ts";
 import type { Ports, SourceAuth } from "./ports.ts";
-import { HELM_NEEDS_NODE, renderWithEngine } from "./render-source.ts";
+import { engineFailure, HELM_NEEDS_NODE, renderWithEngine } from "./render-source.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
 export interface Desired {
@@ -133,7 +133,7 @@ async function resolveRevision(
   if (spec.source.app) return resolveAppRevision(ctx, spec.source.app, auth);
   if (spec.source.chart) {
     // On Workers there is no Helm engine: say so before reading any repository.
-    if (!ctx.ports.engines?.helm) throw new EngineError("unavailable", HELM_NEEDS_NODE);
+    if (!ctx.ports.engines?.helm) throw new EngineError("unsupported", HELM_NEEDS_NODE);
     if (!ctx.ports.charts) {
       throw new SourceError("chart sources are not configured in this runtime", false);
     }
@@ -253,14 +253,7 @@ function misplacedOptions(
 
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */
 function sourceFailed(e: unknown): Failure {
-  if (e instanceof EngineError) {
-    return {
-      reason: FailureReason.RenderFailed,
-      message: e.message,
-      stalled: false,
-      transient: false,
-    };
-  }
+  if (e instanceof EngineError) return engineFailure(e);
   if (e instanceof SourceError) {
     return {
       reason: FailureReason.SourceFailed,

@@ -1,5 +1,5 @@
 // Package main builds a Kustomize overlay with krusty (sigs.k8s.io/kustomize/api) over an
-// in-memory copy of a repository: plumb's Kustomize engine (issue 13).
+// in-memory copy of a repository: plumb's Kustomize engine.
 package main
 
 import (

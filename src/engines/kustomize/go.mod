@@ -1,6 +1,8 @@
-module plumb/render/engines/kustomize
+module plumb/engines/kustomize
 
 go 1.26.0
+
+require plumb/engines/protocol v0.0.0
 
 require (
 	sigs.k8s.io/kustomize/api v0.21.2
@@ -35,3 +37,6 @@ require (
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The wire protocol shared by the engines (src/engines/protocol), from this repository.
+replace plumb/engines/protocol => ../protocol
