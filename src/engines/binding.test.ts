@@ -7,7 +7,8 @@ import { type ServiceBinding, serviceBindingEngines } from "./binding.ts";
 import { COLD_HEADER, LOAD_APART_HEADER } from "./render-worker-headers.ts";
 
 const request = { files: [], path: "", maxOutputBytes: 1000 };
-const rendered = JSON.stringify({ ok: true, yaml: "a: 1\n" });
+const objects = [{ line: 1, object: { apiVersion: "v1", kind: "ConfigMap" } }];
+const rendered = JSON.stringify({ ok: true, objects });
 
 /** A binding whose isolate loads its engine on POST /load; `hang` paths never answer. */
 function renderWorker(opts: { hang?: string[]; cold?: boolean; kustomize?: () => Response } = {}) {
@@ -54,9 +55,9 @@ describe("serviceBindingEngines", () => {
   it("a cold isolate: loads the engine in a request of its own, then renders; a warm one renders at once", async () => {
     const cold = renderWorker();
     const engines = serviceBindingEngines(cold.binding);
-    expect(await engines.kustomize!(request)).toBe("a: 1\n");
+    expect(await engines.kustomize!(request)).toEqual({ objects });
     expect(cold.calls).toEqual(["/kustomize", "/load", "/kustomize"]);
-    expect(await engines.kustomize!(request)).toBe("a: 1\n");
+    expect(await engines.kustomize!(request)).toEqual({ objects });
     expect(cold.calls).toHaveLength(4);
   });
 

@@ -77,12 +77,15 @@ describe("engine wire format", () => {
       expect(HostMessage.safeParse({ id: 1, request: c.request }).success).toBe(true);
     });
 
-    it("the engine's response decodes to its YAML or to EngineError(failed) with its message", () => {
+    it("the engine's response decodes to its objects or to EngineError(failed) with its message", () => {
       const wire = KustomizeResponseWire.parse(c.response);
       expect(HelperMessage.safeParse({ id: 1, response: c.response }).success).toBe(true);
       if (wire.ok) {
-        expect(decodeKustomizeResponse(c.response)).toBe(wire.yaml);
-        expect(decodeKustomizeResponse(JSON.stringify(c.response))).toBe(wire.yaml);
+        expect(decodeKustomizeResponse(c.response)).toEqual({ objects: wire.objects });
+        expect(decodeKustomizeResponse(JSON.stringify(c.response))).toEqual({
+          objects: wire.objects,
+        });
+        expect(wire.objects?.length).toBeGreaterThan(0);
       } else {
         const err = failure(() => decodeKustomizeResponse(c.response));
         expect(err).toBeInstanceOf(EngineError);
@@ -158,6 +161,7 @@ describe("engine wire format", () => {
       },
     );
     // A field a newer engine adds is ignored.
-    expect(decodeKustomizeResponse({ ok: true, yaml: "a: 1\n", took: 3 })).toBe("a: 1\n");
+    const objects = [{ line: 1, object: { kind: "ConfigMap" } }];
+    expect(decodeKustomizeResponse({ ok: true, objects, took: 3 })).toEqual({ objects });
   });
 });

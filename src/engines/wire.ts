@@ -14,6 +14,7 @@ import {
   EngineError,
   type HelmOutput,
   type HelmRequest,
+  type KustomizeOutput,
   type KustomizeRequest,
   type RepoFile,
 } from "../render/engine.ts";
@@ -65,7 +66,15 @@ export const KustomizeRequestWire = z
 export const KustomizeResponseWire = z
   .object({
     ok: z.boolean(),
-    yaml: z.string().optional().describe("The rendered YAML stream, when ok."),
+    objects: z
+      .array(
+        z.object({
+          line: z.int().min(1).describe("Where its document starts in `kustomize build`'s output."),
+          object: z.record(z.string(), z.unknown()),
+        }),
+      )
+      .optional()
+      .describe("The output's resources in order, each decoded as kubectl decodes the YAML."),
     error: z.string().optional().describe("krusty's message, when not ok."),
   })
   .describe("kustomize/render.go Response.");
@@ -215,9 +224,9 @@ function decodeResponse<T extends { ok: boolean; error?: string | undefined }>(
   return parsed.data;
 }
 
-/** The YAML stream of a Kustomize response (see decodeResponse). */
-export function decodeKustomizeResponse(response: unknown): string {
-  return decodeResponse(response, "Kustomize", KustomizeResponseWire).yaml ?? "";
+/** The objects of a Kustomize response (see decodeResponse). */
+export function decodeKustomizeResponse(response: unknown): KustomizeOutput {
+  return { objects: decodeResponse(response, "Kustomize", KustomizeResponseWire).objects ?? [] };
 }
 
 /** A Helm response (see decodeResponse); Helm's errors name the template file and line. */

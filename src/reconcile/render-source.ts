@@ -49,10 +49,10 @@ export async function renderWithEngine(
           "Kustomize is not available in this runtime (no render engine configured)",
         );
       }
-      const yaml = await engines.kustomize(
+      const output = await engines.kustomize(
         kustomizeRequest(source.files, source.path, spec.source.kustomize, MAX_RENDER_OUTPUT_BYTES),
       );
-      return parseKustomizeOutput(source.path, yaml);
+      return parseKustomizeOutput(source.path, output);
     }
     if (!engines?.helm) return fail(where, HELM_NEEDS_NODE);
     const helmContext: HelmContext = {

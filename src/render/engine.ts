@@ -33,6 +33,15 @@ export interface KustomizeRequest {
   maxOutputBytes: number;
 }
 
+/**
+ * What a Kustomize build produced: its resources in output order, each as `kubectl apply -k`
+ * decodes the YAML `kustomize build` prints (the engine does that decoding), with the line its
+ * document starts on in that output.
+ */
+export interface KustomizeOutput {
+  objects: Array<{ line: number; object: Record<string, unknown> }>;
+}
+
 /** One `helm template --include-crds` of a chart. */
 export interface HelmRequest {
   /** The chart directory's files (paths relative to the chart root), or... */
@@ -72,8 +81,8 @@ export interface ClusterCapabilities {
  * Node and in workerd (a second Worker); Helm runs on Node only.
  */
 export interface RenderEngines {
-  /** The rendered YAML stream. Throws EngineError. */
-  kustomize?(request: KustomizeRequest): Promise<string>;
+  /** The built objects. Throws EngineError. */
+  kustomize?(request: KustomizeRequest): Promise<KustomizeOutput>;
   /** Throws EngineError. */
   helm?(request: HelmRequest): Promise<HelmOutput>;
 }
