@@ -30,9 +30,9 @@ export type EngineSource =
  * Renders `source` with the runtime's engine (ctx.ports.engines). The engine's own error (with
  * the file and line it gives), a missing engine or values file: an error with the issues (code
  * RenderError, or InvalidSpec for a spec value no commit can fix), so the caller neither
- * applies nor prunes. Throws an engine that could not run (EngineError, transient: not built,
- * crashed, timed out; its message now names the path), which engineFailure maps, and what the
- * ports throw (KubeApiError).
+ * applies nor prunes. Throws when the engine could not run (EngineError, transient: not built,
+ * crashed, timed out; its message prefixed with the path), for engineFailure to map, and what
+ * the ports throw (KubeApiError).
  */
 export async function renderWithEngine(
   ctx: RunContext,
