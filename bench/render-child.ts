@@ -1,10 +1,9 @@
 // Measurement 7 (child process): the render engines on Node — load time, first and warm renders
 // of podinfo's dev overlay (Kustomize) and helm-guestbook (Helm), and memory. Prints JSON.
-// Run with --expose-gc.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { createNodeEngines } from "../src/engines/node.ts";
 import type { RepoFile } from "../src/render/engine.ts";
-import { createNodeEngines } from "../src/render/engines/node.ts";
 import { ROOT } from "./kube.ts";
 import { summarize } from "./stats.ts";
 
@@ -26,9 +25,6 @@ const kib = (field: string, pid: number | string = "self"): number => {
   return Number(m?.[1] ?? 0) * 1024;
 };
 
-const gc = (globalThis as { gc?: () => void }).gc;
-gc?.();
-const baseline = { rss: process.memoryUsage().rss, hwm: kib("VmHWM") };
 const engines = createNodeEngines();
 const overlay = files(join(ROOT, "test/fixtures/real/podinfo-kustomize-overlays"));
 const chart = files(join(ROOT, "test/fixtures/real/helm-guestbook"));
@@ -45,8 +41,9 @@ const kLoad = await time(() => engines.load("kustomize"));
 const kFirst = await time(kustomize);
 const kWarm: number[] = [];
 for (let i = 0; i < WARM; i++) kWarm.push(await time(kustomize));
-const objects = (await kustomize()).split(/^kind: /m).length - 1;
-const afterKustomize = { rss: process.memoryUsage().rss, hwm: kib("VmHWM") };
+const objects = (await kustomize()).objects.length;
+const kPid = engines.pid("kustomize");
+const kHelper = kPid ? { rss: kib("VmRSS", kPid), hwm: kib("VmHWM", kPid) } : undefined;
 
 const helm = () =>
   engines.helm({
@@ -61,7 +58,7 @@ const hFirst = await time(helm);
 const hWarm: number[] = [];
 for (let i = 0; i < WARM; i++) hWarm.push(await time(helm));
 const manifests = (await helm()).manifests.length;
-const pid = engines.helmPid();
+const pid = engines.pid("helm");
 const helper = pid ? { rss: kib("VmRSS", pid), hwm: kib("VmHWM", pid) } : undefined;
 await engines.close();
 
@@ -73,8 +70,8 @@ process.stdout.write(
       loadMs: kLoad,
       firstMs: kFirst,
       warmMs: summarize(kWarm),
-      processRssDelta: afterKustomize.rss - baseline.rss,
-      processPeakDelta: afterKustomize.hwm - baseline.hwm,
+      helperRss: kHelper?.rss,
+      helperPeak: kHelper?.hwm,
     },
     helm: {
       what: "helm-guestbook",

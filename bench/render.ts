@@ -1,4 +1,4 @@
-// Measurement 7: the render engines (issue 13). On Node (a child process, render-child.ts):
+// Measurement 7: the render engines. On Node (a child process, render-child.ts):
 // engine load time, first and warm renders, memory. In workerd: the render Worker under
 // `wrangler dev` — first and warm renders of the same overlay over its HTTP interface, the
 // engine's linear memory and the workerd process's peak RSS. Bundle sizes are measured by
@@ -7,8 +7,8 @@ import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
+import { encodeKustomizeRequest } from "../src/engines/wire.ts";
 import type { RepoFile } from "../src/render/engine.ts";
-import { encodeKustomizeRequest } from "../src/render/engines/wire.ts";
 import { capture, freePort, stopChild } from "../test/support/workerd.ts";
 import { ROOT, waitFor } from "./kube.ts";
 import { type Summary, summarize } from "./stats.ts";
@@ -23,8 +23,8 @@ export interface NodeRenderResult {
     loadMs: number;
     firstMs: number;
     warmMs: Summary;
-    processRssDelta: number;
-    processPeakDelta: number;
+    helperRss?: number;
+    helperPeak?: number;
   };
   helm: {
     what: string;

@@ -2,6 +2,8 @@
 import type { BundleResult } from "./bundle.ts";
 import type { ComparisonCase } from "./compare.ts";
 import type { CronResult } from "./cron.ts";
+import type { EngineBenchResult } from "./engines.ts";
+import { engineReport, engineTargets } from "./engines-report.ts";
 import { isDiscovery } from "./kube.ts";
 import type { MemoryResult } from "./memory.ts";
 import {
@@ -49,6 +51,8 @@ export interface Results {
   targets: Target[];
   /** Issue 14: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
   scale?: ScaleResults | undefined;
+  /** The engines as a user pays them: a Kustomize no-op CLI run, and a CPU hog. */
+  engines?: EngineBenchResult | undefined;
   errors: Array<{ phase: string; error: string }>;
 }
 
@@ -136,6 +140,7 @@ export function evaluateTargets(results: Results): Target[] {
   out.push(...processTargets(results.process));
   const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
   out.push(...scaleTargets(results.scale, gen50?.newCommit));
+  out.push(...engineTargets(results.engines));
   return out;
 }
 
@@ -383,9 +388,7 @@ export function report(results: Results): string {
       : "not measured",
   );
 
-  h(
-    "7. Render engines (issue 13): podinfo's dev overlay (Kustomize, 25 objects) and helm-guestbook (Helm)",
-  );
+  h("7. Render engines: podinfo's dev overlay (Kustomize, 25 objects) and helm-guestbook (Helm)");
   const rn = results.renderNode;
   const rwd = results.renderWorkerd;
   const rbd = results.renderBundle;
@@ -409,12 +412,12 @@ export function report(results: Results): string {
   if (rn) {
     rrows.push(
       row(
-        "node (worker thread)",
-        "kustomize.wasm",
+        "node (helper process)",
+        "plumb-kustomize",
         rn.kustomize.loadMs,
         rn.kustomize.firstMs,
         rn.kustomize.warmMs,
-        `process RSS +${bytes(rn.kustomize.processRssDelta)} (peak +${bytes(rn.kustomize.processPeakDelta)})`,
+        rn.kustomize.helperPeak ? `helper peak RSS ${bytes(rn.kustomize.helperPeak)}` : "",
       ),
       row(
         "node (helper process)",
@@ -447,7 +450,7 @@ export function report(results: Results): string {
       : "not measured",
   );
   lines.push(
-    "  load = starting the engine (compile + instantiate the module; spawn the helper) before any render;",
+    "  load = starting the engine (spawn the helper to its ready line; in workerd, instantiating the module);",
     "  first render = the first one after loading (cold caches); warm = the next 10. workerd's first render",
     "  includes instantiating the module in a fresh isolate.",
   );
@@ -507,6 +510,9 @@ export function report(results: Results): string {
 
   h("10. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
   lines.push(...scaleReport(results.scale));
+
+  h("11. Render engines on Node as a user pays them: a Kustomize no-op CLI run, and a CPU hog");
+  lines.push(...engineReport(results.engines));
 
   h("Targets");
   lines.push(

@@ -2,7 +2,7 @@
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
-// `--scale-only` only issue 14's measurements (section 10).
+// `--scale-only` only issue 14's measurements (section 10); `--engines-only` only section 11.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -10,6 +10,7 @@ import { bundleSize } from "./bundle.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
+import { engineCost } from "./engines.ts";
 import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
@@ -31,6 +32,7 @@ import { webhookLatency } from "./webhook.ts";
 
 const COMPARE_ONLY = process.argv.includes("--compare-only");
 const SCALE_ONLY = process.argv.includes("--scale-only");
+const ENGINES_ONLY = process.argv.includes("--engines-only");
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -95,7 +97,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY && !SCALE_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -106,7 +108,7 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  if (!SCALE_ONLY) {
+  if (!SCALE_ONLY && !ENGINES_ONLY) {
     results.renderBundle = await phase(
       "render Worker bundle (wrangler deploy --dry-run)",
       600_000,
@@ -130,6 +132,15 @@ async function main(): Promise<void> {
   log(`cluster ready (${cluster.kubeconfig}); git server ${git.url}`);
   // 9. Issue 14 alone (and target 3's new commit of the 50-object App).
   const scale = { root: ROOT, kube, git, runner: r, kubeconfig: cluster.kubeconfig, log };
+  // 11. The render engines as a user pays them: a Kustomize no-op CLI run, and a CPU hog.
+  const engines = () =>
+    phase("engines: a Kustomize no-op CLI run against guestbook's, and a CPU hog", 1_500_000, () =>
+      engineCost(ROOT, kube, git!, cluster!.kubeconfig, log),
+    );
+  if (ENGINES_ONLY) {
+    results.engines = await engines();
+    return;
+  }
   if (SCALE_ONLY) {
     const out = await phase("requests: generated-50", 150_000, () =>
       requestsCase(r, generated50, log),
@@ -168,6 +179,8 @@ async function main(): Promise<void> {
   results.process = await phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
     processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
   );
+
+  results.engines = await engines();
 
   // 6. Peak memory of a first sync of the 50-object App.
   results.memory = await phase(

@@ -3,11 +3,11 @@
 import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
+import { createNodeEngines } from "../src/engines/node.ts";
 import { createDestinations, createKubePort, type KubeAppStore } from "../src/kube/index.ts";
 import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
 import { createNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
-import { createNodeEngines } from "../src/render/engines/node.ts";
 import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
@@ -30,7 +30,7 @@ export function nodePorts(
   const git = createGitPort({ http: createNodeHttpClient() });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
-  const engines = createNodeEngines();
+  const engines = createNodeEngines({ timeoutMs: config.renderTimeoutMs });
   const charts = createChartPort();
   const notify = createNotifier();
   const dns = cloudflareDnsSettings(config.dns);

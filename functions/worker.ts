@@ -3,6 +3,7 @@
 // Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
+import { type ServiceBinding, serviceBindingEngines } from "../src/engines/binding.ts";
 import { createHttpApp, parseHttpConfig, unavailable } from "../src/http/index.ts";
 import {
   createDestinations,
@@ -30,7 +31,6 @@ import {
   reconcileApp,
   resolveSources,
 } from "../src/reconcile/index.ts";
-import { type ServiceBinding, serviceBindingEngines } from "../src/render/engines/binding.ts";
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
@@ -156,7 +156,9 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
     git,
     image: createImagePort(),
     // Kustomize through the render Worker; Helm needs Node (a clear condition says so).
-    engines: env.RENDER ? serviceBindingEngines(env.RENDER) : {},
+    engines: env.RENDER
+      ? serviceBindingEngines(env.RENDER, { timeoutMs: config.renderTimeoutMs })
+      : {},
     notify: createNotifier(),
     holder: `plumb-worker-${crypto.randomUUID().slice(0, 8)}`,
     allowedDestinations: config.allowedDestinations,

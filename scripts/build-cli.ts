@@ -36,12 +36,7 @@ export async function buildCli(): Promise<Manifest> {
   mkdirSync(outdir, { recursive: true });
   const result = await build({
     absWorkingDir: ROOT,
-    // The Kustomize engine's worker thread is a module of its own (src/render/engines/node.ts
-    // starts it from the file next to its chunk).
-    entryPoints: {
-      cli: "functions/cli.ts",
-      "kustomize-thread": "src/render/engines/kustomize-thread.ts",
-    },
+    entryPoints: { cli: "functions/cli.ts" },
     outdir,
     bundle: true,
     splitting: true,

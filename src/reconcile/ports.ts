@@ -1,5 +1,5 @@
 // The ports the reconcile loop does its I/O through. Adapters: src/kube (Kubernetes API),
-// src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/render/engines
+// src/source (Git smart HTTP, OCI registries, Helm chart repositories), src/engines
 // (Kustomize and Helm hosts), src/notify (HTTP for notification targets), src/dns (Cloudflare
 // DNS). Tests pass fakes.
 import type {

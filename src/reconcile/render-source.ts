@@ -1,7 +1,8 @@
 // Kustomize overlays and Helm charts to parsed objects through the injected engines.
 // The loop's only contact with the engines; what goes in and out is built in src/render.
 import type { AppSpec } from "../app/index.ts";
-import { err, type Issue, type Result } from "../core/index.ts";
+import { err, FailureReason, type Issue, type Result } from "../core/index.ts";
+import type { Failure } from "../plan/index.ts";
 import {
   EngineError,
   type HelmContext,
@@ -26,10 +27,12 @@ export type EngineSource =
   | { kind: "chart"; archive: Uint8Array };
 
 /**
- * Renders `source` with the runtime's engine (ctx.ports.engines). An engine error (with the
- * file and line the engine gives), a time-out, a missing engine or values file: an error with
- * the issues (code RenderError, or InvalidSpec for a spec value no commit can fix), so the
- * caller neither applies nor prunes. Throws only what the ports throw (KubeApiError).
+ * Renders `source` with the runtime's engine (ctx.ports.engines). The engine's own error (with
+ * the file and line it gives), a missing engine or values file: an error with the issues (code
+ * RenderError, or InvalidSpec for a spec value no commit can fix), so the caller neither
+ * applies nor prunes. Throws when the engine could not run (EngineError, transient: not built,
+ * crashed, timed out; its message prefixed with the path), for engineFailure to map, and what
+ * the ports throw (KubeApiError).
  */
 export async function renderWithEngine(
   ctx: RunContext,
@@ -46,10 +49,10 @@ export async function renderWithEngine(
           "Kustomize is not available in this runtime (no render engine configured)",
         );
       }
-      const yaml = await engines.kustomize(
+      const output = await engines.kustomize(
         kustomizeRequest(source.files, source.path, spec.source.kustomize, MAX_RENDER_OUTPUT_BYTES),
       );
-      return parseKustomizeOutput(source.path, yaml);
+      return parseKustomizeOutput(source.path, output);
     }
     if (!engines?.helm) return fail(where, HELM_NEEDS_NODE);
     const helmContext: HelmContext = {
@@ -66,17 +69,31 @@ export async function renderWithEngine(
     if (!request.ok) return request;
     return parseHelmOutput(await engines.helm(request.value));
   } catch (e) {
-    if (e instanceof EngineError) {
-      const prefix =
-        e.kind === "timeout"
-          ? "render timed out: "
-          : e.kind === "unavailable"
-            ? "engine unavailable: "
-            : "";
-      return fail(where, prefix + e.message);
-    }
-    throw e;
+    if (!(e instanceof EngineError)) throw e;
+    const prefix =
+      e.kind === "timeout"
+        ? "render timed out: "
+        : e.kind === "unavailable"
+          ? "engine unavailable: "
+          : "";
+    if (e.transient) throw new EngineError(e.kind, `${where}: ${prefix}${e.message}`);
+    return fail(where, prefix + e.message);
   }
+}
+
+/**
+ * An engine that could not render, as the run's Failure (RenderFailed): not built, crashed or
+ * timed out are transient (retried with backoff, nothing to change in the source; the message
+ * says what to do); any other kind (this runtime has no such engine) is terminal until the App
+ * changes. The engine's own errors never get here: renderWithEngine returns them as issues.
+ */
+export function engineFailure(e: EngineError): Failure {
+  return {
+    reason: FailureReason.RenderFailed,
+    message: e.message,
+    stalled: false,
+    transient: e.transient,
+  };
 }
 
 function chartName(spec: AppSpec): string {

@@ -22,6 +22,7 @@ import { type Failure, renderHash } from "../plan/index.ts";
 import { EngineError, type ParsedObject, renderObjects } from "../render/index.ts";
 import type { RunContext } from "./context.ts";
 import type { Ports, SourceAuth } from "./ports.ts";
+import { engineFailure } from "./render-source.ts";
 import { kindOf, SOURCES } from "./sources/index.ts";
 
 /** A rendered revision: the objects to apply and the hash of the set (status.objectHash). */
@@ -176,14 +177,7 @@ function sourceKind(spec: AppSpec): SourceKindName {
 
 /** A source error as a Failure; messages never carry credentials (the adapter strips them). */
 function sourceFailed(e: unknown): Failure {
-  if (e instanceof EngineError) {
-    return {
-      reason: FailureReason.RenderFailed,
-      message: e.message,
-      stalled: false,
-      transient: false,
-    };
-  }
+  if (e instanceof EngineError) return engineFailure(e);
   if (e instanceof SourceError) {
     return {
       reason: FailureReason.SourceFailed,

@@ -1,5 +1,6 @@
 // The render engines as the loop sees them: Kustomize (krusty) and Helm (helm.sh/helm/v3), Go
-// code built by scripts/build-engines.sh and hosted per runtime (src/render/engines/). Types only.
+// code built by scripts/build-engines.sh and hosted per runtime by the adapters in src/engines/
+// (a helper process on Node, the render Worker on Cloudflare). Types only.
 
 /** One file of a repository or chart: path from its root ("/"-separated), raw bytes. */
 export interface RepoFile {
@@ -30,6 +31,15 @@ export interface KustomizeRequest {
   patches?: KustomizePatch[];
   /** Cap on the rendered YAML, bytes. */
   maxOutputBytes: number;
+}
+
+/**
+ * What a Kustomize build produced: its resources in output order, each as `kubectl apply -k`
+ * decodes the YAML `kustomize build` prints (the engine does that decoding), with the line its
+ * document starts on in that output.
+ */
+export interface KustomizeOutput {
+  objects: Array<{ line: number; object: Record<string, unknown> }>;
 }
 
 /** One `helm template --include-crds` of a chart. */
@@ -71,27 +81,49 @@ export interface ClusterCapabilities {
  * Node and in workerd (a second Worker); Helm runs on Node only.
  */
 export interface RenderEngines {
-  /** The rendered YAML stream. Throws EngineError. */
-  kustomize?(request: KustomizeRequest): Promise<string>;
+  /** The built objects. Throws EngineError. */
+  kustomize?(request: KustomizeRequest): Promise<KustomizeOutput>;
   /** Throws EngineError. */
   helm?(request: HelmRequest): Promise<HelmOutput>;
 }
 
 /**
- * A render the engine refused or could not finish. `kind`: "failed" (the engine's own error,
- * with the file and line it gives), "timeout" (past the time limit), "unavailable" (the engine
- * is not built or could not start; retried later).
+ * Why a render did not produce objects, and whether retrying the same source can help:
+ * - "failed": the engine's own error (a template or build error, with the file and line it
+ *   gives; an output or memory cap). Terminal: the source must change.
+ * - "unsupported": this runtime has no such engine (Helm on Cloudflare Workers). Terminal: the
+ *   App must run where the engine does.
+ * - "timeout": the render passed its time limit, or the engine did not load within its own.
+ *   Transient: retried later (the message says which limit ran out).
+ * - "unavailable": the engine is not built, could not start, or crashed. Transient: retried
+ *   later (the message says what to do, e.g. build the engines).
  */
+export type EngineErrorKind = "failed" | "unsupported" | "timeout" | "unavailable";
+
+/** A render the engine refused or could not finish; `kind` as EngineErrorKind says. */
 export class EngineError extends Error {
-  readonly kind: "failed" | "timeout" | "unavailable";
-  constructor(kind: "failed" | "timeout" | "unavailable", message: string) {
+  readonly kind: EngineErrorKind;
+  constructor(kind: EngineErrorKind, message: string) {
     super(message);
     this.name = "EngineError";
     this.kind = kind;
   }
+
+  /** True when the same render may succeed later without a change to the source. */
+  get transient(): boolean {
+    return this.kind === "timeout" || this.kind === "unavailable";
+  }
 }
 
-/** Default time limit of one render, ms (a template that loops fails clearly). */
+/**
+ * Default time limit of one render, ms: the build itself, from the request reaching a loaded
+ * engine to its answer (a template that loops fails clearly). PLUMB_RENDER_TIMEOUT sets it.
+ */
 export const RENDER_TIMEOUT_MS = 10_000;
+/**
+ * Default time limit of loading an engine, ms (starting the helper process or instantiating
+ * the WebAssembly module, up to its first answer), counted apart from the render's.
+ */
+export const ENGINE_LOAD_TIMEOUT_MS = 60_000;
 /** Default cap on an engine's output, bytes (as the manifests cap of a Git source). */
 export const MAX_RENDER_OUTPUT_BYTES = 20 * 1024 * 1024;

@@ -2,8 +2,8 @@
 // its output back to parsed objects. The engine itself is injected (RenderEngines).
 import type { KustomizeOverrides } from "../app/index.ts";
 import type { Issue, Result } from "../core/index.ts";
-import type { KustomizeRequest, RepoFile } from "./engine.ts";
-import { type ParsedObject, parseManifests } from "./manifests.ts";
+import type { KustomizeOutput, KustomizeRequest, RepoFile } from "./engine.ts";
+import { decodedObjects, type ParsedObject } from "./manifests.ts";
 
 /** Names of a kustomization file, in kustomize's order (konfig.RecognizedKustomizationFileNames). */
 export const KUSTOMIZATION_FILES: readonly string[] = [
@@ -30,9 +30,16 @@ export function kustomizeRequest(
 }
 
 /**
- * Parses what `kustomize build` printed. Objects' origins read "kustomize build <path>:<line>"
- * (line in the output stream).
+ * The objects of a Kustomize build (decoded by the engine as kubectl decodes `kustomize
+ * build`'s YAML), checked as manifests are. Origins read "kustomize build <path>:<line>" (the
+ * line of the object's document in the output stream).
  */
-export function parseKustomizeOutput(path: string, yaml: string): Result<ParsedObject[], Issue[]> {
-  return parseManifests([{ path: `kustomize build ${path === "" ? "." : path}`, content: yaml }]);
+export function parseKustomizeOutput(
+  path: string,
+  output: KustomizeOutput,
+): Result<ParsedObject[], Issue[]> {
+  const where = `kustomize build ${path === "" ? "." : path}`;
+  return decodedObjects(
+    output.objects.map((o) => ({ origin: `${where}:${o.line}`, value: o.object })),
+  );
 }

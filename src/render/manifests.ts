@@ -81,6 +81,28 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
   return issues.length > 0 ? err(issues) : ok(objects);
 }
 
+/**
+ * Objects an engine has already decoded (a Kustomize build), each with its origin, checked as
+ * parseManifests checks a document: a `v1/List` is expanded, and anything that is not an
+ * object with apiVersion, kind and metadata.name fails the whole result (InvalidManifest,
+ * `path` = the origin).
+ */
+export function decodedObjects(
+  values: ReadonlyArray<{ origin: string; value: unknown }>,
+): Result<ParsedObject[], Issue[]> {
+  const objects: ParsedObject[] = [];
+  const issues: Issue[] = [];
+  for (const { origin, value } of values) {
+    if (value === null || value === undefined) continue;
+    for (const item of expandList(value)) {
+      const problem = checkShape(item);
+      if (problem) issues.push({ code: "InvalidManifest", path: origin, message: problem });
+      else objects.push({ object: item as KubeObject, origin });
+    }
+  }
+  return issues.length > 0 ? err(issues) : ok(objects);
+}
+
 /** kubectl decodes a stream that starts with "{" as JSON when it is JSON (else as YAML). */
 function isJsonText(content: string): boolean {
   if (!content.trimStart().startsWith("{")) return false;

@@ -42,6 +42,17 @@ describe("parseRuntimeConfig", () => {
     );
   });
 
+  it("PLUMB_RENDER_TIMEOUT: a duration like an App's interval, in ms; anything else is refused", () => {
+    expect(parseRuntimeConfig({}).renderTimeoutMs).toBeUndefined();
+    expect(parseRuntimeConfig({ PLUMB_RENDER_TIMEOUT: "45s" }).renderTimeoutMs).toBe(45_000);
+    expect(parseRuntimeConfig({ PLUMB_RENDER_TIMEOUT: "1m30s" }).renderTimeoutMs).toBe(90_000);
+    for (const bad of ["10", "0s", "soon"]) {
+      expect(() => parseRuntimeConfig({ PLUMB_RENDER_TIMEOUT: bad })).toThrow(
+        'PLUMB_RENDER_TIMEOUT: must be a duration such as "15s" or "1m"',
+      );
+    }
+  });
+
   it("reads the ingress class and cert-manager issuer", () => {
     expect(
       parseRuntimeConfig({ PLUMB_INGRESS_CLASS: "nginx", PLUMB_CLUSTER_ISSUER: "letsencrypt-prod" })

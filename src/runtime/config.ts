@@ -33,6 +33,11 @@ export interface RuntimeConfig {
    */
   kubeTimeoutMs?: number;
   kubeDeadlineMs?: number;
+  /**
+   * Time limit of one Kustomize or Helm render, ms: the build itself, not loading the engine
+   * (PLUMB_RENDER_TIMEOUT, a Go duration such as "30s"). Undefined: the engines' default, 10 s.
+   */
+  renderTimeoutMs?: number;
 }
 
 /** Cloudflare DNS settings (all of PLUMB_CLOUDFLARE_API_TOKEN, _ZONE_ID, PLUMB_DNS_ZONE, _TARGET). */
@@ -116,6 +121,7 @@ const Env = z.object({
     .optional(),
   PLUMB_KUBE_TIMEOUT: duration,
   PLUMB_KUBE_DEADLINE: duration,
+  PLUMB_RENDER_TIMEOUT: duration,
 });
 
 function isIpv6(text: string): boolean {
@@ -166,6 +172,7 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
   };
   if (d.PLUMB_KUBE_TIMEOUT) config.kubeTimeoutMs = parseDuration(d.PLUMB_KUBE_TIMEOUT);
   if (d.PLUMB_KUBE_DEADLINE) config.kubeDeadlineMs = parseDuration(d.PLUMB_KUBE_DEADLINE);
+  if (d.PLUMB_RENDER_TIMEOUT) config.renderTimeoutMs = parseDuration(d.PLUMB_RENDER_TIMEOUT);
   const set = DNS_VARS.filter((v) => d[v] !== undefined);
   if (set.length > 0 && set.length < DNS_VARS.length) {
     const missing = DNS_VARS.filter((v) => !set.includes(v));

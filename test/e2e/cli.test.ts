@@ -1,5 +1,7 @@
 // The CLI as an operator runs it: JSON lines, exit codes, due Apps only unless --force.
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +11,14 @@ import {
   REAL_FIXTURES,
   startGitServer,
 } from "../support/git-server.ts";
-import { awayFromSlot, createApp, createNamespace, getObject, kubeconfig } from "./support.ts";
+import {
+  awayFromSlot,
+  createApp,
+  createNamespace,
+  getApp,
+  getObject,
+  kubeconfig,
+} from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
@@ -17,13 +26,20 @@ const run = promisify(execFile);
 async function plumb(
   ...args: string[]
 ): Promise<{ code: number; lines: Array<Record<string, unknown>>; stderr: string }> {
+  return plumbWith({}, ...args);
+}
+
+/** `plumb ARGS` with `env` added to this process's environment. */
+async function plumbWith(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; lines: Array<Record<string, unknown>>; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [
-      join(ROOT, "functions/plumb.mjs"),
-      ...args,
-      "--kubeconfig",
-      kubeconfig(),
-    ]);
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [join(ROOT, "functions/plumb.mjs"), ...args, "--kubeconfig", kubeconfig()],
+      { env: { ...process.env, ...env } },
+    );
     return {
       code: 0,
       lines: stdout
@@ -79,7 +95,7 @@ describe("plumb CLI", () => {
     ]);
   });
 
-  it("renders a Kustomize overlay (the engine's worker thread) and a Helm chart from the bundled CLI", async () => {
+  it("renders a Kustomize overlay and a Helm chart from the bundled CLI, with the native helpers it finds in dist/engines", async () => {
     const repo = await git.createRepo("cli-engines", {
       ...Object.fromEntries(
         Object.entries(fixtureFiles(join(REAL_FIXTURES, "helm-guestbook"))).map(([p, c]) => [
@@ -97,13 +113,44 @@ describe("plumb CLI", () => {
     });
     await createApp("cli-engines", "chart", { source: { git: { url: repo.url, path: "chart" } } });
     for (const name of ["kz", "chart"]) {
-      const r = await plumb("reconcile", `cli-engines/${name}`);
+      // As a new user runs it: no PLUMB_ENGINES_DIR, the bundle (not the sources) running.
+      const r = await plumbWith({ PLUMB_ENGINES_DIR: "" }, "reconcile", `cli-engines/${name}`);
       expect(r.lines[0], r.stderr).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
       expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain("running from source");
     }
     expect(
       await getObject("/api/v1/namespaces/cli-engines/configmaps/prod-settings"),
     ).toBeDefined();
+
+    // Engines that are not built: a transient failure saying how to build them; nothing pruned.
+    const empty = mkdtempSync(join(tmpdir(), "plumb-no-engines-"));
+    try {
+      const before = (await getApp("cli-engines", "kz")).status!;
+      const r = await plumbWith({ PLUMB_ENGINES_DIR: empty }, "reconcile", "cli-engines/kz");
+      expect(r.code).toBe(1);
+      expect(r.lines[0]).toMatchObject({
+        outcome: "Failed",
+        error: `RenderFailed: overlay: engine unavailable: the Kustomize engine is not built (no plumb-kustomize in ${empty}): run \`npm run build:engines\` (needs Go >= 1.26)`,
+      });
+      const after = (await getApp("cli-engines", "kz")).status!;
+      expect(after.conditions?.find((c) => c.type === "Stalled")).toMatchObject({
+        status: "False",
+        message: "transient; retrying with backoff",
+      });
+      expect(after.inventory).toEqual(before.inventory);
+      expect(
+        await getObject("/api/v1/namespaces/cli-engines/configmaps/prod-settings"),
+      ).toBeDefined();
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+    // PLUMB_RENDER_TIMEOUT is a duration, checked at start-up.
+    const bad = await plumbWith({ PLUMB_RENDER_TIMEOUT: "soon" }, "reconcile", "cli-engines/kz");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'PLUMB_RENDER_TIMEOUT: must be a duration such as \\"15s\\" or \\"1m\\"',
+    );
   });
 
   it("reconcile --all runs the due Apps, prints Skipped for the others, and exits 1 when one failed", async () => {

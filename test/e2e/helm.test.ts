@@ -2,8 +2,8 @@
 // helm-guestbook), from an HTTP chart repository and from an OCI registry; hooks; refusals.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNodeEngines, type NodeEngines } from "../../src/engines/node.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
-import { createNodeEngines, type NodeEngines } from "../../src/render/engines/node.ts";
 import { createChartPort } from "../../src/source/chart.ts";
 import {
   fixtureFiles,
@@ -318,14 +318,25 @@ describe("Helm charts from Git", () => {
       const res = await run("helm-loop", "loop", { engines: fast });
       expect(res.outcome).toBe("Failed");
       expect(res.error).toBe(
-        "RenderFailed: .: render timed out: helm template did not finish within 1.5s; the engine was stopped",
+        "RenderFailed: .: render timed out: helm template did not finish within 1.5s (the render's limit, PLUMB_RENDER_TIMEOUT; loading the engine is not counted); the engine was restarted",
       );
       expect(Date.now() - started).toBeLessThan(10_000);
+      // Transient: retried with backoff, nothing in the source to blame.
+      const stalled = (await getApp("helm-loop", "loop")).status?.conditions?.find(
+        (c) => c.type === "Stalled",
+      );
+      expect(stalled).toMatchObject({
+        status: "False",
+        message: "transient; retrying with backoff",
+      });
+      // A fresh helper was loaded when the render was stopped: the next render loads nothing.
+      expect(fast.stats().helm.loads).toBe(2);
       // The engine restarts for the next render.
       await repo.commit({
         "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
       });
       expect((await run("helm-loop", "loop", { engines: fast })).outcome).toBe("Reconciled");
+      expect(fast.stats().helm).toMatchObject({ loads: 2, renders: 1 });
     } finally {
       await fast.close();
     }

@@ -1,9 +1,9 @@
-// Kustomize overlays from Git rendered by krusty (issue 13): podinfo's real overlays applied to
-// the local control plane, generated ConfigMaps rolling, spec overrides, refusals.
+// Kustomize overlays from Git rendered by krusty in its native helper: podinfo's real overlays
+// applied to the local control plane, generated ConfigMaps rolling, spec overrides, refusals.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createNodeEngines, type NodeEngines } from "../../src/engines/node.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
-import { createNodeEngines, type NodeEngines } from "../../src/render/engines/node.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -118,6 +118,9 @@ describe("Kustomize overlays (podinfo)", () => {
         "app.kubernetes.io/instance": "webapp",
       });
     }
+    // One native helper served the three renders: loaded once for the process.
+    expect(engines.stats().kustomize).toMatchObject({ loads: 1, renders: 3 });
+    expect(engines.pid("kustomize")).toBeGreaterThan(0);
   });
 
   it("a change to a generated ConfigMap's file yields a new name, the Deployment rolls to it, the old one is pruned", async () => {

@@ -12,7 +12,7 @@ export const chart: SourceKind<"chart"> = {
   name: "chart",
   secretRef: (source) => source.secretRef,
   resolve(ctx, source, auth) {
-    if (!ctx.ports.engines?.helm) throw new EngineError("unavailable", HELM_NEEDS_NODE);
+    if (!ctx.ports.engines?.helm) throw new EngineError("unsupported", HELM_NEEDS_NODE);
     return charts(ctx).resolve(source, auth);
   },
   async render(ctx, spec, source, revision, auth) {

@@ -1,5 +1,5 @@
 // Package main renders a Helm chart as `helm template` does, with Helm v3's chart loader,
-// chartutil and template engine (helm.sh/helm/v3): plumb's Helm engine (issue 13).
+// chartutil and template engine (helm.sh/helm/v3): plumb's Helm engine.
 package main
 
 import (

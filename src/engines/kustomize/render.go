@@ -1,19 +1,23 @@
 // Package main builds a Kustomize overlay with krusty (sigs.k8s.io/kustomize/api) over an
-// in-memory copy of a repository: plumb's Kustomize engine (issue 13).
+// in-memory copy of a repository: plumb's Kustomize engine.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
 )
 
 // repoRoot is where the repository is mounted in the in-memory file system.
@@ -37,11 +41,20 @@ type File struct {
 	Data []byte `json:"data"`
 }
 
-// Response is the rendered YAML stream or an error.
+// Response is what the build produced, or an error.
 type Response struct {
-	OK    bool   `json:"ok"`
-	YAML  string `json:"yaml,omitempty"`
-	Error string `json:"error,omitempty"`
+	OK bool `json:"ok"`
+	// Objects are the resources of the output stream, in its order.
+	Objects []Object `json:"objects,omitempty"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// Object is one resource of the output: its document as JSON, decoded from the YAML that
+// `kustomize build` prints the way kubectl and Flux decode it (sigs.k8s.io/yaml), and the line
+// of the stream its document starts on (for messages).
+type Object struct {
+	Line   int             `json:"line"`
+	Object json.RawMessage `json:"object"`
 }
 
 // refusingTransport answers every HTTP request with an error: krusty fetches http(s)
@@ -70,27 +83,28 @@ func Handle(in []byte) (out []byte) {
 		out, _ = json.Marshal(Response{Error: "bad request: " + err.Error()})
 		return out
 	}
-	y, err := Build(req)
+	objects, err := Build(req)
 	if err != nil {
 		out, _ = json.Marshal(Response{Error: err.Error()})
 		return out
 	}
-	out, _ = json.Marshal(Response{OK: true, YAML: y})
+	out, _ = json.Marshal(Response{OK: true, Objects: objects})
 	return out
 }
 
 // Build runs krusty on req.Path with load restrictions off but a file system that refuses
 // every path outside the repository (Flux's secure file system does the same), after
-// refusing remote bases, Helm charts and plugin functions (see checkKustomizations).
-func Build(req Request) (string, error) {
+// refusing remote bases, Helm charts and plugin functions (see checkKustomizations). The
+// output is capped at req.MaxOutputBytes of YAML, as `kustomize build` would print it.
+func Build(req Request) ([]Object, error) {
 	mem := filesys.MakeFsInMemory()
 	for _, f := range req.Files {
 		clean := path.Clean("/" + f.Path)
 		if clean == "/" || strings.Contains(f.Path, "\\") {
-			return "", fmt.Errorf("bad file path %q", f.Path)
+			return nil, fmt.Errorf("bad file path %q", f.Path)
 		}
 		if err := mem.WriteFile(repoRoot+clean, f.Data); err != nil {
-			return "", fmt.Errorf("%s: %v", f.Path, err)
+			return nil, fmt.Errorf("%s: %v", f.Path, err)
 		}
 	}
 	fs := &repoFS{inner: mem}
@@ -100,14 +114,14 @@ func Build(req Request) (string, error) {
 		target = repoRoot
 	}
 	if err := fs.MkdirAll(repoRoot); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := checkKustomizations(fs, target); err != nil {
-		return "", err
+		return nil, err
 	}
 	if len(req.Images) > 0 || len(req.Patches) > 0 {
 		if err := applyOverrides(fs, target, req.Images, req.Patches); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	opts := krusty.MakeDefaultOptions()
@@ -116,18 +130,68 @@ func Build(req Request) (string, error) {
 	m, err := krusty.MakeKustomizer(opts).Run(fs, target)
 	if err != nil {
 		if fs.violation != "" {
-			return "", fmt.Errorf("%s (%s)", fs.violation, relMessage(err.Error()))
+			return nil, fmt.Errorf("%s (%s)", fs.violation, relMessage(err.Error()))
 		}
-		return "", errors.New(relMessage(err.Error()))
+		return nil, errors.New(relMessage(err.Error()))
 	}
-	y, err := m.AsYaml()
-	if err != nil {
-		return "", errors.New(relMessage(err.Error()))
+	return objects(m, req.MaxOutputBytes)
+}
+
+// maxExact is the largest integer a JavaScript number holds exactly (2^53).
+const maxExact = 1 << 53
+
+// objects converts each resource the way kubectl reads `kustomize build` output: its YAML
+// document (resmap's AsYaml joins them with "---") through sigs.k8s.io/yaml's YAMLToJSON. An
+// integer beyond 2^53 is refused (plumb could not send it back exactly), as plumb's own
+// manifest parser refuses it.
+func objects(m resmap.ResMap, maxBytes int) ([]Object, error) {
+	out := make([]Object, 0, m.Size())
+	line, total := 1, 0
+	for i, r := range m.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			return nil, errors.New(relMessage(err.Error()))
+		}
+		if i > 0 {
+			total += len("---\n")
+			line++
+		}
+		total += len(y)
+		if maxBytes > 0 && total > maxBytes {
+			return nil, fmt.Errorf("kustomize output is more than the limit of %d bytes (at %s %s)", maxBytes, r.GetKind(), r.GetName())
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			return nil, fmt.Errorf("kustomize build:%d: %s %s: %v", line, r.GetKind(), r.GetName(), err)
+		}
+		if n := inexactInteger(j); n != "" {
+			return nil, fmt.Errorf("kustomize build:%d: %s %s: integer %s is beyond 2^53: plumb cannot send it exactly (quote it if it is a string)",
+				line, r.GetKind(), r.GetName(), n)
+		}
+		out = append(out, Object{Line: line, Object: j})
+		line += bytes.Count(y, []byte("\n"))
 	}
-	if req.MaxOutputBytes > 0 && len(y) > req.MaxOutputBytes {
-		return "", fmt.Errorf("kustomize output is %d bytes, more than the limit of %d", len(y), req.MaxOutputBytes)
+	return out, nil
+}
+
+// inexactInteger returns the first integer in the JSON document that a float64 cannot hold
+// exactly (beyond ±2^53), or "".
+func inexactInteger(doc []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		n, ok := tok.(json.Number)
+		if !ok || strings.ContainsAny(string(n), ".eE") {
+			continue
+		}
+		if i, err := strconv.ParseInt(string(n), 10, 64); err != nil || i > maxExact || i < -maxExact {
+			return string(n)
+		}
 	}
-	return string(y), nil
 }
 
 var (

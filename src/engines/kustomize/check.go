@@ -14,7 +14,7 @@ import (
 // reaches, and refuses, naming the kustomization file and the entry: remote resources, bases
 // and components (URLs, git repositories); entries pointing outside the repository; the
 // helmCharts generator; exec and container KRM functions and other non-builtin plugins. Such
-// entries would need the network or a process; a render has neither (issue 13).
+// entries would need the network or a process; a render has neither.
 func checkKustomizations(fs *repoFS, dir string) error {
 	seen := map[string]bool{}
 	var walk func(dir string) error

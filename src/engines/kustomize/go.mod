@@ -1,10 +1,13 @@
-module plumb/render/engines/kustomize
+module plumb/engines/kustomize
 
 go 1.26.0
+
+require plumb/engines/protocol v0.0.0
 
 require (
 	sigs.k8s.io/kustomize/api v0.21.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -33,5 +36,7 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// The wire protocol shared by the engines (src/engines/protocol), from this repository.
+replace plumb/engines/protocol => ../protocol

@@ -1,6 +1,8 @@
-module plumb/render/engines/helm
+module plumb/engines/helm
 
 go 1.26.0
+
+require plumb/engines/protocol v0.0.0
 
 require (
 	helm.sh/helm/v3 v3.22.0
@@ -69,3 +71,6 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// The wire protocol shared by the engines (src/engines/protocol), from this repository.
+replace plumb/engines/protocol => ../protocol

@@ -1,0 +1,3 @@
+module plumb/engines/protocol
+
+go 1.26.0
