@@ -1,11 +1,12 @@
-// The web page in a real browser (issue 16): headless Chromium (Debian's package, driven by
-// playwright-core; no browser is downloaded) against `plumb serve` on the real control plane.
+// The web page in a real browser: headless Chromium (Debian's package, obtained by
+// test/tools/tools.sh and driven by playwright-core, which downloads no browser) against
+// `plumb serve` on the real control plane.
 // Screenshots go to test/e2e/output/ (gitignored).
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -94,12 +95,12 @@ beforeAll(async () => {
   base = `http://localhost:${server.port}`;
   profile = mkdtempSync(join(tmpdir(), "plumb-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: inject("chromium"),
     headless: true,
     args: CHROMIUM_FLAGS,
     viewport: { width: 1100, height: 760 },
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   await context?.close();
@@ -155,8 +156,7 @@ describe("the web page in Chromium", () => {
         const text = (await page.locator("dl").first().textContent()) ?? "";
         return /Sync\s*Synced/.test(text) && text.includes(`Revision${held!.slice(0, 7)}`);
       },
-      30_000,
-      500,
+      { everyMs: 500 },
     );
     expect(await deploymentImage(SHOP, "guestbook-ui")).toBe(
       "gcr.io/google-samples/gb-frontend:v6",
