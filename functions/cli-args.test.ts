@@ -243,7 +243,7 @@ describe("singleResult", () => {
   });
 });
 
-describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
+describe("plumb CLI process (no cluster)", () => {
   const cli = resolve(import.meta.dirname, "cli.ts");
   let home: string;
   beforeAll(async () => {
