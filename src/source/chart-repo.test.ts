@@ -22,7 +22,11 @@ afterAll(async () => {
   await Promise.all([root, nested, tokened].map((r) => r.stop()));
 });
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: SourceError) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: SourceError) => e,
+  );
 
 describe("a Helm repository's URL", () => {
   it("gives <repository>/index.yaml with or without a trailing slash, at the root or below it", async () => {
