@@ -3,7 +3,7 @@
 // command to run. Called from the vitest projects' global setups, which hand the paths to the
 // tests (`inject("promtool")`): a missing tool fails the run, it never skips a test.
 import { spawn } from "node:child_process";
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 
 /** The tools test/tools/tools.sh knows. */
 export type TestTool = "promtool" | "chromium";
@@ -29,13 +29,19 @@ export function testTool(tool: TestTool): Promise<string> {
     });
     child.on("error", fail);
     child.on("close", (code, signal) => {
-      if (code === 0 && out.trim() !== "") return done(out.trim());
+      const path = out.trim();
+      if (code === 0 && isAbsolute(path)) return done(path);
       const said = err
         .trim()
         .split("\n")
         .filter((l) => l.startsWith("tools.sh: "))
         .pop();
-      fail(new Error(said ?? `test/tools/tools.sh ${tool} exited ${code ?? signal}`));
+      fail(
+        new Error(
+          said ??
+            `test/tools/tools.sh ${tool} exited ${code ?? signal} (printed ${JSON.stringify(path)}, not a path)`,
+        ),
+      );
     });
   });
 }

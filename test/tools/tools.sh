@@ -51,7 +51,7 @@ promtool_stamp() {
   } | sha256sum | cut -d' ' -f1
 }
 
-promtool() {
+obtain_promtool() {
   if [[ -n "${PLUMB_PROMTOOL:-}" ]]; then
     executable "$PLUMB_PROMTOOL" || die "PLUMB_PROMTOOL=$PLUMB_PROMTOOL is not an executable file"
     echo "$PLUMB_PROMTOOL"
@@ -98,7 +98,7 @@ find_chromium() {
   return 1
 }
 
-chromium() {
+obtain_chromium() {
   if [[ -n "${PLUMB_CHROMIUM:-}" ]]; then
     executable "$PLUMB_CHROMIUM" || die "PLUMB_CHROMIUM=$PLUMB_CHROMIUM is not an executable file"
     echo "$PLUMB_CHROMIUM"
@@ -138,8 +138,8 @@ chromium() {
 }
 
 case "${1:-}" in
-  promtool) promtool ;;
-  chromium) chromium ;;
-  all) promtool; chromium ;;
+  promtool) obtain_promtool ;;
+  chromium) obtain_chromium ;;
+  all) obtain_promtool; obtain_chromium ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 esac
