@@ -210,9 +210,17 @@ EOF
 }
 
 launch() { # NAME ARGS...: start a component in the background, own session, logs to DIR
-  local name="$1"; shift
+  local name="$1" pid cmd; shift
   setsid "$BIN" "$name" "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
-  echo $! >"$DIR/$name.pid"
+  pid=$!
+  # The pid file once the process runs the component (until its exec it is a copy of this
+  # shell, which pid_of would take for an exited component).
+  while alive "$pid"; do
+    cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || break
+    [[ "$cmd" != *" $name "* ]] || break
+    sleep 0.01
+  done
+  echo "$pid" >"$DIR/$name.pid"
 }
 
 tail_logs() {
