@@ -91,9 +91,10 @@ obtain_promtool() {
 # --- chromium -----------------------------------------------------------------
 
 find_chromium() {
-  local c
+  local c p
   for c in chromium chromium-browser; do
-    if command -v "$c" >/dev/null 2>&1; then command -v "$c"; return 0; fi
+    # command -v also names a file that is not executable, when that is all it finds.
+    p="$(command -v "$c" 2>/dev/null)" && [[ "$p" == /* ]] && executable "$p" && { echo "$p"; return 0; }
   done
   return 1
 }
