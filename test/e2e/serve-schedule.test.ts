@@ -71,12 +71,19 @@ describe("plumb serve", () => {
       followUpSeconds: expect.any(Number),
     });
     // Nothing else triggers a run (no schedule, no webhook): the follow-up makes it Healthy.
+    // Its line comes after its status write: wait for both.
     await waitFor(
-      "Healthy without another trigger",
-      async () => (await getApp("follow-up", "app")).status?.healthStatus === "Healthy",
+      "Healthy without another trigger, and the follow-up's line saying so",
+      async () => {
+        const printed = lines(served.output(), "follow-up/app");
+        return (
+          printed.length >= 2 &&
+          printed.at(-1)?.["healthStatus"] === "Healthy" &&
+          (await getApp("follow-up", "app")).status?.healthStatus === "Healthy"
+        );
+      },
       { everyMs: 1000 },
     );
-    expect(lines(served.output(), "follow-up/app").length).toBeGreaterThanOrEqual(2);
     expect(served.output()).toContain('"schedule":"off"');
   });
 
