@@ -153,7 +153,7 @@ export class Kube {
    * reconcile) and waits until they are gone; their namespaces and objects stay.
    * @returns how many Apps were deleted
    */
-  async deleteApps(timeoutMs = 60_000): Promise<number> {
+  async deleteApps(): Promise<number> {
     const ours = (apps: App[]) =>
       apps.filter((a) => a.metadata.labels?.["plumb.dev/bench"] === "true");
     const apps = ours(await this.listApps());
@@ -168,12 +168,9 @@ export class Kube {
       );
       await this.api("DELETE", path, undefined, undefined, [404]);
     });
-    await waitFor(
-      "bench Apps deleted",
-      async () => ours(await this.listApps()).length === 0,
-      timeoutMs,
-      200,
-    );
+    await waitFor("bench Apps deleted", async () => ours(await this.listApps()).length === 0, {
+      everyMs: 200,
+    });
     return apps.length;
   }
 

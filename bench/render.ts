@@ -135,7 +135,6 @@ export async function renderWorkerd(): Promise<WorkerdRenderResult> {
     await waitFor(
       "render Worker up",
       async () => (await fetch(url).catch(() => undefined))?.status === 404,
-      120_000,
     ).catch((err) => {
       throw new Error(`${String(err)}\n${output().slice(-2000)}`);
     });

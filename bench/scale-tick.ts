@@ -192,7 +192,6 @@ export async function tickWorkerd(
     await waitFor(
       "wrangler dev up",
       async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.status !== undefined,
-      120_000,
     ).catch((e) => {
       throw new Error(`${String(e)}\n${output().slice(-3000)}`);
     });

@@ -47,7 +47,6 @@ export async function startNodeServer(kubeconfig: string): Promise<Server> {
     await waitFor(
       "plumb serve up",
       async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-      30_000,
     );
   } catch (err) {
     await stopChild(child);

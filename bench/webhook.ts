@@ -95,8 +95,7 @@ export async function webhookLatency(opts: {
     await waitFor(
       "status at the pushed revision",
       async () => (await kube.getApp(ns, "guestbook")).status?.revision === sha,
-      APPLY_TIMEOUT_MS,
-      25,
+      { everyMs: 25 },
     ).catch((err) => errors.push(String(err)));
     await sleep(200);
   }

@@ -159,10 +159,65 @@ describe("parseCliArgs", () => {
       usage('unexpected argument "ns/b"'),
     );
     expect(parseCliArgs(["serve", "now"])).toEqual(usage('unexpected argument "now"'));
-    expect(parseCliArgs(["reconcile"])).toEqual(usage("expected NAMESPACE/NAME or --all"));
-    expect(parseCliArgs(["reconcile", "web"])).toEqual(usage('expected NAMESPACE/NAME, got "web"'));
-    expect(parseCliArgs(["reconcile", "Team/Web"])).toEqual(
-      usage('expected NAMESPACE/NAME, got "Team/Web"'),
+    expect(parseCliArgs(["reconcile"])).toEqual(usage("expected NAME, NAMESPACE/NAME or --all"));
+    for (const bad of [
+      "Team/Web",
+      "Web",
+      "a/b/c",
+      "/web",
+      "team-a/",
+      "x_/web",
+      `a/${"w".repeat(254)}`,
+    ]) {
+      expect(parseCliArgs(["reconcile", bad])).toEqual(
+        usage(`expected NAME or NAMESPACE/NAME, got ${JSON.stringify(bad)}`),
+      );
+    }
+  });
+
+  it("takes kubectl's and flux's -n/--namespace and -A/--all-namespaces", () => {
+    const one = { kind: "reconcile", force: false, kubeconfig: undefined };
+    expect(parseCliArgs(["reconcile", "web", "-n", "team-a"])).toEqual({
+      ...one,
+      namespace: "team-a",
+      name: "web",
+    });
+    expect(parseCliArgs(["reconcile", "-n", "team-a", "web"])).toEqual(
+      parseCliArgs(["reconcile", "--namespace=team-a", "web"]),
+    );
+    // NAME alone: the kubeconfig context's namespace, resolved when the command runs.
+    expect(parseCliArgs(["reconcile", "web"])).toEqual({
+      ...one,
+      namespace: undefined,
+      name: "web",
+    });
+    const all = { kind: "reconcile-all", force: false, kubeconfig: undefined };
+    expect(parseCliArgs(["reconcile", "--all", "-n", "team-a"])).toEqual({
+      ...all,
+      namespace: "team-a",
+    });
+    expect(parseCliArgs(["reconcile", "--all", "-A"])).toEqual({ ...all, namespace: undefined });
+    expect(parseCliArgs(["reconcile", "--all", "--all-namespaces"])).toEqual({
+      ...all,
+      namespace: undefined,
+    });
+    expect(parseCliArgs(["reconcile", "-A"])).toEqual(
+      usage("-A needs --all (plumb reconcile --all reconciles the due Apps of every namespace)"),
+    );
+    expect(parseCliArgs(["reconcile", "--all", "-A", "-n", "x"])).toEqual(
+      usage("give --namespace or -A, not both"),
+    );
+    expect(parseCliArgs(["reconcile", "team-a/web", "-n", "team-a"])).toEqual(
+      usage("give NAMESPACE/NAME or --namespace, not both"),
+    );
+    expect(parseCliArgs(["reconcile", "web", "-n", "Team"])).toEqual(
+      usage('--namespace must be a namespace name, got "Team"'),
+    );
+    expect(parseCliArgs(["serve", "-A"])).toEqual(
+      usage("--all-namespaces is not an option of serve"),
+    );
+    expect(parseCliArgs(["serve", "-n", "x"])).toEqual(
+      usage("--namespace is not an option of serve"),
     );
   });
 
@@ -177,10 +232,12 @@ describe("parseCliArgs", () => {
 
   it("refuses --namespace without --all, and options of the other command", () => {
     expect(parseCliArgs(["reconcile", "--force"])).toEqual(
-      usage("expected NAMESPACE/NAME or --all"),
+      usage("expected NAME, NAMESPACE/NAME or --all"),
     );
     expect(parseCliArgs(["reconcile", "--namespace", "ns"])).toEqual(
-      usage("--namespace needs --all (give NAMESPACE/NAME instead)"),
+      usage(
+        "--namespace needs a NAME or --all (plumb reconcile --all -n NS reconciles the due Apps of NS)",
+      ),
     );
     expect(parseCliArgs(["reconcile", "--all", "--namespace", ""])).toEqual(
       usage('--namespace must be a namespace name, got ""'),
@@ -243,7 +300,7 @@ describe("singleResult", () => {
   });
 });
 
-describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
+describe("plumb CLI process (no cluster)", () => {
   const cli = resolve(import.meta.dirname, "cli.ts");
   let home: string;
   beforeAll(async () => {
@@ -273,8 +330,8 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
       [["serve", "--port", "70000"], "plumb: --port must be an integer from 1 to 65535"],
       [["reconcile", "--all", "ns/name"], "plumb: give NAMESPACE/NAME or --all, not both"],
       [["reconcile", "ns/a", "extra"], 'plumb: unexpected argument "extra"'],
-      [["reconcile", "--force"], "plumb: expected NAMESPACE/NAME or --all"],
-      [["reconcile", "--namespace", "ns"], "plumb: --namespace needs --all"],
+      [["reconcile", "--force"], "plumb: expected NAME, NAMESPACE/NAME or --all"],
+      [["reconcile", "-n", "ns"], "plumb: --namespace needs a NAME or --all"],
       [["frobnicate"], 'plumb: unknown command "frobnicate"'],
       [[], "plumb: missing command"],
     ];
@@ -283,14 +340,14 @@ describe("plumb CLI process (no cluster)", { timeout: 30_000 }, () => {
       expect(r.code, cases[i]?.[0].join(" ")).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr.startsWith(cases[i]?.[1] ?? "?")).toBe(true);
-      expect(r.stderr).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+      expect(r.stderr).toContain("usage:\n  plumb reconcile [NAMESPACE/]NAME");
     });
   });
 
   it("prints usage on stdout and exits 0 for --help", async () => {
     const r = await plumb("--help");
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain("usage:\n  plumb reconcile NAMESPACE/NAME");
+    expect(r.stdout).toContain("usage:\n  plumb reconcile [NAMESPACE/]NAME");
     expect(r.stdout).toContain("plumb help [COMMAND]");
   });
 

@@ -6,6 +6,7 @@ import { parseDuration } from "../src/app/duration.ts";
 import { HELP_TOPICS } from "./cli-help.ts";
 import {
   isVerb,
+  parseTarget,
   parseVerbArgs,
   VERB_ONLY_OPTIONS,
   VERBS_USAGE,
@@ -13,8 +14,8 @@ import {
 } from "./cli-verbs-args.ts";
 
 export const USAGE = `usage:
-  plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
+  plumb reconcile [NAMESPACE/]NAME [-n NS] [--force] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [-n NS | -A] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
   plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
   plumb help [COMMAND]      (or plumb COMMAND --help: options, environment, output, exit codes)`;
@@ -35,7 +36,8 @@ export type CliArgs =
     }
   | {
       kind: "reconcile";
-      namespace: string;
+      /** undefined: the kubeconfig context's namespace (NAME without -n, as kubectl reads it). */
+      namespace: string | undefined;
       name: string;
       /** Accepted for one App too: a run a person asks for is always a full one. */
       force: boolean;
@@ -55,14 +57,15 @@ export type CliArgs =
 const DEFAULT_PORT = 8080;
 /** `serve --schedule` looks for due Apps every minute unless --tick says otherwise (the Worker's cron). */
 export const DEFAULT_TICK_MS = 60_000;
-const TARGET = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/;
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
- * Validates `argv` (without node and the script). Refused (kind "usage"): unknown options or
- * a missing option value, an unknown or missing command, extra positionals, a bad or missing
- * NAMESPACE/NAME, a target together with --all, --namespace without --all, options
- * of the other command (--port with reconcile; --all, --force, --namespace with serve), and a
+ * Validates `argv` (without node and the script). An App is NAMESPACE/NAME or NAME with
+ * -n/--namespace (else the context's namespace), -A is --all-namespaces, as kubectl and flux
+ * spell them. Refused (kind "usage"): unknown options or a missing option value, an unknown or
+ * missing command, extra positionals, a bad or missing target, a target together with --all,
+ * -n without a NAME or --all, -A without --all or with -n, options of the other command
+ * (--port with reconcile; --all, --force, -n, -A with serve), and a
  * --port that is not an integer in 1–65535, an --every that is not a duration from 1s to 24h,
  * a --shard that is not I/N with 0 ≤ I < N ≤ 1000. `kubeconfig` is the --kubeconfig value as
  * given.
@@ -97,9 +100,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
 
   if (command === "serve") {
     if (rest.length > 0) return extra(rest);
-    const misplaced = (["all", "force", "namespace", "every", "shard"] as const).find(
-      (o) => values[o] !== undefined,
-    );
+    const misplaced = (
+      ["all", "force", "namespace", "all-namespaces", "every", "shard"] as const
+    ).find((o) => values[o] !== undefined);
     if (misplaced) return { kind: "usage", error: `--${misplaced} is not an option of serve` };
     let port = DEFAULT_PORT;
     if (values.port !== undefined) {
@@ -138,6 +141,9 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   }
   const [target, ...more] = rest;
   if (more.length > 0) return extra(more);
+  if (values["all-namespaces"] && values.namespace !== undefined) {
+    return { kind: "usage", error: "give --namespace or -A, not both" };
+  }
   if (values.all) {
     if (target !== undefined) {
       return {
@@ -177,21 +183,24 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   }
   if (values.every !== undefined) return { kind: "usage", error: "--every needs --all" };
   if (values.shard !== undefined) return { kind: "usage", error: "--shard needs --all" };
-  if (values.namespace !== undefined) {
-    return { kind: "usage", error: "--namespace needs --all (give NAMESPACE/NAME instead)" };
+  if (values["all-namespaces"]) {
+    return {
+      kind: "usage",
+      error: "-A needs --all (plumb reconcile --all reconciles the due Apps of every namespace)",
+    };
   }
-  if (target === undefined) return { kind: "usage", error: "expected NAMESPACE/NAME or --all" };
-  const m = TARGET.exec(target);
-  if (!m?.[1] || !m[2]) {
-    return { kind: "usage", error: `expected NAMESPACE/NAME, got ${JSON.stringify(target)}` };
+  if (target === undefined) {
+    return {
+      kind: "usage",
+      error:
+        values.namespace === undefined
+          ? "expected NAME, NAMESPACE/NAME or --all"
+          : "--namespace needs a NAME or --all (plumb reconcile --all -n NS reconciles the due Apps of NS)",
+    };
   }
-  return {
-    kind: "reconcile",
-    namespace: m[1],
-    name: m[2],
-    force: values.force === true,
-    kubeconfig,
-  };
+  const app = parseTarget(target, values.namespace);
+  if ("error" in app) return { kind: "usage", error: app.error };
+  return { kind: "reconcile", ...app, force: values.force === true, kubeconfig };
 }
 
 function parse(argv: readonly string[]) {
@@ -202,7 +211,7 @@ function parse(argv: readonly string[]) {
     options: {
       all: { type: "boolean" },
       force: { type: "boolean" },
-      namespace: { type: "string" },
+      namespace: { type: "string", short: "n" },
       every: { type: "string" },
       shard: { type: "string" },
       kubeconfig: { type: "string" },

@@ -24,22 +24,26 @@ Logs go to stderr as JSON. Secret values never appear in either.`;
 
 const COMMANDS: Record<string, string> = {
   reconcile: `usage:
-  plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
+  plumb reconcile [NAMESPACE/]NAME [-n NS] [--force] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [-n NS | -A] [--every DURATION] [--shard I/N] [--kubeconfig FILE]
 
 Reconciles Apps once: resolve the source, render, apply with server-side apply, prune, check
 health, write status, tell Slack about transitions.
 
   NAMESPACE/NAME   one App, now, always in full: every object is compared with the source, so
                    drift shows at once (--force is accepted and means the same); the App's
-                   schedule is derived, not stored, so this does not move it
+                   schedule is derived, not stored, so this does not move it. NAME alone: in
+                   -n NS, else in the kubeconfig context's namespace (as kubectl)
   --all            the scheduled tick (a CronJob, cron, Lambda): only the due Apps (their slot
                    in spec.interval fell since the last tick, never reconciled, spec changed, an
                    operation pending, Progressing, a failure's backoff passed, a sync window
                    opened, notifications to redeliver, being deleted); a "Skipped" line with
                    nextReconcileAt for the others
   --force          with --all: every App, each in full
-  --namespace NS   with --all: only the Apps of NS
+  -n, --namespace NS
+                   with --all: only the Apps of NS; with NAME: the App's namespace
+  -A, --all-namespaces
+                   with --all: every namespace (the default)
   --every DURATION with --all: how often the scheduler runs this (1s to 24h, default 1m); a tick
                    covers the slots of the last period
   --shard I/N      with --all: only shard I of N (by uid), e.g. an Indexed Job's completion index
@@ -83,14 +87,16 @@ Exit codes: runs until stopped; 1 when a setting is invalid at start (the messag
 2 a usage error.`,
 
   get: `usage:
-  plumb get [NAMESPACE/NAME] [-A | --namespace NS] [-o json] [--kubeconfig FILE]
+  plumb get [[NAMESPACE/]NAME] [-n NS | -A] [-o json] [--kubeconfig FILE]
 
 Shows Apps as a table like \`flux get\`: NAME REVISION SYNC HEALTH HELD LAST SYNC MESSAGE
 (the Ready condition's message). Talks to the cluster directly; no plumb server needed.
 
-  NAMESPACE/NAME   one App
-  -A               every namespace (a NAMESPACE column is added)
-  --namespace NS   the Apps of NS (default: the kubeconfig context's namespace)
+  NAMESPACE/NAME   one App (NAME alone: in -n NS, else in the context's namespace)
+  -A, --all-namespaces
+                   every namespace (a NAMESPACE column is added)
+  -n, --namespace NS
+                   the Apps of NS (default: the kubeconfig context's namespace)
   -o json          the HTTP API's summaries instead: {"items": [...]}, or one App's
 
 Environment:
@@ -103,8 +109,10 @@ ${VERBS_USAGE.split("\n").slice(1).join("\n")}
 
 Writes spec.operation as the HTTP API does (the same rules: not while frozen or while another
 operation is pending; approve and reject name the held revision); the next reconcile carries
-it out (\`plumb reconcile NAMESPACE/NAME\` runs one now). --revision takes the full revision,
-its short form or an unambiguous prefix of 7+ hex characters (what Slack and get show).
+it out (\`plumb reconcile NAMESPACE/NAME\` runs one now). The App is NAMESPACE/NAME, or NAME
+with -n NS (else in the kubeconfig context's namespace), as kubectl and flux take it.
+--revision takes the full revision, its short form or an unambiguous prefix of 7+ hex characters
+(what Slack and get show).
 
   approve          apply the held revision        reject   turn it down (never held again)
   sync             apply the source's revision    restart  restart the workloads
@@ -139,8 +147,8 @@ export const HELP_TOPICS = [
 
 /** The overview: every command's usage line, and where to read more. */
 export const OVERVIEW = `usage:
-  plumb reconcile NAMESPACE/NAME [--force] [--kubeconfig FILE]
-  plumb reconcile --all [--force] [--namespace NS] [--kubeconfig FILE]
+  plumb reconcile [NAMESPACE/]NAME [-n NS] [--force] [--kubeconfig FILE]
+  plumb reconcile --all [--force] [-n NS | -A] [--kubeconfig FILE]
   plumb serve [--port N] [--schedule [--tick DURATION]] [--kubeconfig FILE]
 ${VERBS_USAGE}
   plumb help [COMMAND]      (or plumb COMMAND --help)

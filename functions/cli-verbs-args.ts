@@ -11,20 +11,29 @@ export const OPERATION_VERBS = {
 } as const;
 export type OperationVerb = keyof typeof OPERATION_VERBS;
 
-export const VERBS_USAGE = `  plumb get [NAMESPACE/NAME] [-A | --namespace NS] [-o json] [--kubeconfig FILE]
-  plumb approve|reject NAMESPACE/NAME [--revision R] [--kubeconfig FILE]
-  plumb sync|restart NAMESPACE/NAME [--kubeconfig FILE]
-  plumb rollback NAMESPACE/NAME [--revision R] [--kubeconfig FILE]`;
+export const VERBS_USAGE = `  plumb get [[NAMESPACE/]NAME] [-n NS | -A] [-o json] [--kubeconfig FILE]
+  plumb approve|reject [NAMESPACE/]NAME [-n NS] [--revision R] [--kubeconfig FILE]
+  plumb sync|restart [NAMESPACE/]NAME [-n NS] [--kubeconfig FILE]
+  plumb rollback [NAMESPACE/]NAME [-n NS] [--revision R] [--kubeconfig FILE]`;
+
+/**
+ * An App named on the command line: NAMESPACE/NAME, or NAME in the namespace of -n/--namespace,
+ * else (namespace undefined) in the kubeconfig context's namespace, as kubectl and flux read it.
+ */
+export interface AppTarget {
+  namespace: string | undefined;
+  name: string;
+}
 
 /** What a verb asks for. */
 export type VerbArgs =
   | {
       kind: "get";
       /** One App, or undefined for a list. */
-      target: { namespace: string; name: string } | undefined;
-      /** -A: every namespace. */
+      target: AppTarget | undefined;
+      /** -A/--all-namespaces: every namespace. */
       allNamespaces: boolean;
-      /** --namespace; undefined: the kubeconfig context's namespace. */
+      /** -n/--namespace of a list; undefined: the kubeconfig context's namespace. */
       namespace: string | undefined;
       output: "table" | "json";
       kubeconfig: string | undefined;
@@ -32,7 +41,8 @@ export type VerbArgs =
   | {
       kind: "operate";
       type: (typeof OPERATION_VERBS)[OperationVerb];
-      namespace: string;
+      /** undefined: the kubeconfig context's namespace (see {@link AppTarget}). */
+      namespace: string | undefined;
       name: string;
       revision: string | undefined;
       kubeconfig: string | undefined;
@@ -53,10 +63,34 @@ export interface VerbOptions {
 }
 
 /** Options only the verbs take: refused by `reconcile` and `serve`. */
-export const VERB_ONLY_OPTIONS = ["all-namespaces", "output", "revision"] as const;
+export const VERB_ONLY_OPTIONS = ["output", "revision"] as const;
 
-const TARGET = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$/;
+/** A Namespace's name (an RFC 1123 label). */
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+/** An App's name (an RFC 1123 subdomain). */
+const NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/**
+ * The App `target` names (NAMESPACE/NAME or NAME) with `namespace` (-n/--namespace, if given),
+ * or a usage error: a malformed target or namespace, or both NAMESPACE/ and -n.
+ */
+export function parseTarget(
+  target: string,
+  namespace: string | undefined,
+): AppTarget | { error: string } {
+  if (namespace !== undefined && !NAMESPACE.test(namespace)) {
+    return { error: `--namespace must be a namespace name, got ${JSON.stringify(namespace)}` };
+  }
+  const slash = target.indexOf("/");
+  const ns = slash < 0 ? undefined : target.slice(0, slash);
+  const name = slash < 0 ? target : target.slice(slash + 1);
+  if ((ns !== undefined && !NAMESPACE.test(ns)) || !NAME.test(name)) {
+    return { error: `expected NAME or NAMESPACE/NAME, got ${JSON.stringify(target)}` };
+  }
+  if (ns === undefined) return { namespace, name };
+  if (namespace !== undefined) return { error: "give NAMESPACE/NAME or --namespace, not both" };
+  return { namespace: ns, name };
+}
 
 /** Whether `command` is one of the verbs of this file. */
 export function isVerb(command: string): boolean {
@@ -64,10 +98,12 @@ export function isVerb(command: string): boolean {
 }
 
 /**
- * Validates a verb's arguments. Usage errors: extra positionals, a bad NAMESPACE/NAME (or a
- * missing one for operations), `-A` with a target or with --namespace, `-o` other than json,
- * --revision on a verb that takes none (sync, restart, get), a revision longer than 256
- * characters, and options of other commands (--all, --force, --port, --schedule, --tick).
+ * Validates a verb's arguments. An App is NAMESPACE/NAME or NAME with -n/--namespace (or the
+ * context's namespace), as kubectl and flux spell it ({@link parseTarget}). Usage errors:
+ * extra positionals, a bad target (or a missing one for operations), `-A` with a target or
+ * with -n, -A for an operation (it acts on one App), `-o` other than json, --revision on a
+ * verb that takes none (sync, restart, get), a revision longer than 256 characters, and
+ * options of other commands (--all, --force, --port, --schedule, --tick).
  */
 export function parseVerbArgs(
   command: string,
@@ -81,11 +117,16 @@ export function parseVerbArgs(
   if (misplaced) return usage(`--${misplaced} is not an option of ${command}`);
   const [target, ...more] = rest;
   if (more.length > 0) return usage(`unexpected argument ${JSON.stringify(more[0])}`);
-  const m = target === undefined ? undefined : TARGET.exec(target);
-  if (target !== undefined && (!m?.[1] || !m[3] || target.length > 317)) {
-    return usage(`expected NAMESPACE/NAME, got ${JSON.stringify(target)}`);
+  const all = values["all-namespaces"] === true;
+  if (all && values.namespace !== undefined) return usage("give --namespace or -A, not both");
+  let ref: AppTarget | undefined;
+  if (target !== undefined) {
+    const parsed = parseTarget(target, values.namespace);
+    if ("error" in parsed) return usage(parsed.error);
+    ref = parsed;
+  } else if (values.namespace !== undefined && !NAMESPACE.test(values.namespace)) {
+    return usage(`--namespace must be a namespace name, got ${JSON.stringify(values.namespace)}`);
   }
-  const ref = m?.[1] && m[3] ? { namespace: m[1], name: m[3] } : undefined;
   const revision = values.revision;
   if (revision !== undefined && (revision === "" || revision.length > 256)) {
     return usage("--revision must be 1 to 256 characters");
@@ -93,14 +134,7 @@ export function parseVerbArgs(
 
   if (command === "get") {
     if (revision !== undefined) return usage("--revision is not an option of get");
-    const all = values["all-namespaces"] === true;
     if (all && ref) return usage("give NAMESPACE/NAME or -A, not both");
-    if (all && values.namespace !== undefined) return usage("give --namespace or -A, not both");
-    if (ref && values.namespace !== undefined)
-      return usage("give NAMESPACE/NAME or --namespace, not both");
-    if (values.namespace !== undefined && !NAMESPACE.test(values.namespace)) {
-      return usage(`--namespace must be a namespace name, got ${JSON.stringify(values.namespace)}`);
-    }
     if (values.output !== undefined && values.output !== "json") {
       return usage(
         `-o must be json (the default is a table), got ${JSON.stringify(values.output)}`,
@@ -110,17 +144,16 @@ export function parseVerbArgs(
       kind: "get",
       target: ref,
       allNamespaces: all,
-      namespace: values.namespace,
+      namespace: ref ? undefined : values.namespace,
       output: values.output === "json" ? "json" : "table",
       kubeconfig: values.kubeconfig,
     };
   }
 
   const type = OPERATION_VERBS[command as OperationVerb];
-  for (const o of ["all-namespaces", "output", "namespace"] as const) {
-    if (values[o] !== undefined) return usage(`--${o} is not an option of ${command}`);
-  }
-  if (!ref) return usage(`${command} needs NAMESPACE/NAME`);
+  if (all) return usage(`--all-namespaces is not an option of ${command} (it acts on one App)`);
+  if (values.output !== undefined) return usage(`--output is not an option of ${command}`);
+  if (!ref) return usage(`${command} needs NAME or NAMESPACE/NAME`);
   if (revision !== undefined && (type === "Sync" || type === "Restart")) {
     return usage(`--revision is not an option of ${command}`);
   }

@@ -34,6 +34,38 @@ describe("parseCliArgs: verbs", () => {
     });
   });
 
+  it("takes kubectl's and flux's -n NS and NAME, for get and every operation", () => {
+    const base = {
+      kind: "get",
+      target: undefined,
+      allNamespaces: false,
+      namespace: undefined,
+      output: "table",
+      kubeconfig: undefined,
+    };
+    expect(parseCliArgs(["get", "-n", "team-a"])).toEqual({ ...base, namespace: "team-a" });
+    expect(parseCliArgs(["get", "web", "-n", "team-a"])).toEqual({
+      ...base,
+      target: { namespace: "team-a", name: "web" },
+    });
+    // NAME alone: the kubeconfig context's namespace, resolved when the verb runs.
+    expect(parseCliArgs(["get", "web"])).toEqual({
+      ...base,
+      target: { namespace: undefined, name: "web" },
+    });
+    for (const verb of ["approve", "reject", "sync", "rollback", "restart"]) {
+      expect(parseCliArgs([verb, "-n", "team-a", "web"])).toMatchObject({
+        kind: "operate",
+        namespace: "team-a",
+        name: "web",
+      });
+      expect(parseCliArgs([verb, "web", "--namespace", "team-a"])).toEqual(
+        parseCliArgs([verb, "team-a/web"]),
+      );
+      expect(parseCliArgs([verb, "web"])).toMatchObject({ namespace: undefined, name: "web" });
+    }
+  });
+
   it("operations: approve, reject, sync, rollback, restart with --revision where it means something", () => {
     expect(parseCliArgs(["approve", "team-a/web"])).toEqual({
       kind: "operate",
@@ -59,16 +91,21 @@ describe("parseCliArgs: verbs", () => {
   });
 
   it.each([
-    [["approve"], "approve needs NAMESPACE/NAME"],
-    [["approve", "web"], 'expected NAMESPACE/NAME, got "web"'],
-    [["approve", "Team/Web"], 'expected NAMESPACE/NAME, got "Team/Web"'],
+    [["approve"], "approve needs NAME or NAMESPACE/NAME"],
+    [["approve", "-n", "team-a"], "approve needs NAME or NAMESPACE/NAME"],
+    [["approve", "Web"], 'expected NAME or NAMESPACE/NAME, got "Web"'],
+    [["approve", "Team/Web"], 'expected NAME or NAMESPACE/NAME, got "Team/Web"'],
+    [["sync", "team-a/web", "-n", "team-a"], "give NAMESPACE/NAME or --namespace, not both"],
+    [["sync", "web", "-n", "Team"], '--namespace must be a namespace name, got "Team"'],
+    [["get", "web", "-n", "team-a", "-A"], "give --namespace or -A, not both"],
+    [["get", "web", "-A"], "give NAMESPACE/NAME or -A, not both"],
     [["approve", "a/b", "c/d"], 'unexpected argument "c/d"'],
     [["sync", "a/b", "--revision", "r"], "--revision is not an option of sync"],
     [["restart", "a/b", "--revision", "r"], "--revision is not an option of restart"],
     [["approve", "a/b", "--revision", ""], "--revision must be 1 to 256 characters"],
     [["approve", "a/b", "--revision", "x".repeat(257)], "--revision must be 1 to 256 characters"],
-    [["approve", "a/b", "-A"], "--all-namespaces is not an option of approve"],
-    [["approve", "a/b", "--namespace", "x"], "--namespace is not an option of approve"],
+    [["approve", "a/b", "-A"], "--all-namespaces is not an option of approve (it acts on one App)"],
+    [["approve", "a/b", "-o", "json"], "--output is not an option of approve"],
     [["approve", "a/b", "--all"], "--all is not an option of approve"],
     [["get", "a/b", "-A"], "give NAMESPACE/NAME or -A, not both"],
     [["get", "-A", "--namespace", "x"], "give --namespace or -A, not both"],

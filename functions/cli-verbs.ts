@@ -5,7 +5,7 @@
 import { userInfo } from "node:os";
 import type { App } from "../src/app/index.ts";
 import { shortRevision as shortOf } from "../src/core/revisions.ts";
-import type { VerbArgs } from "./cli-verbs-args.ts";
+import type { AppTarget, VerbArgs } from "./cli-verbs-args.ts";
 
 /** Message column width in the table. */
 const MESSAGE_WIDTH = 72;
@@ -20,12 +20,15 @@ export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): P
   const node = await import("../src/kube/node.ts");
   const store = kube.createKubePort(node.nodeKubeTransport(kubeconfig));
   const http = await import("../src/http/index.ts");
+  // NAME without -n: the kubeconfig context's namespace, as kubectl reads it.
+  const namespaceOf = (t: AppTarget) => t.namespace ?? node.kubeconfigNamespace(kubeconfig);
 
   if (args.kind === "get") {
     let apps: App[];
     if (args.target) {
-      const app = await store.getApp(args.target.namespace, args.target.name);
-      if (!app) return notFound(`${args.target.namespace}/${args.target.name}`);
+      const namespace = namespaceOf(args.target);
+      const app = await store.getApp(namespace, args.target.name);
+      if (!app) return notFound(`${namespace}/${args.target.name}`);
       if (args.output === "json") {
         console.log(JSON.stringify(http.summarize(app), null, 2));
         return 0;
@@ -50,22 +53,23 @@ export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): P
     return 0;
   }
 
-  const app = await store.getApp(args.namespace, args.name);
-  if (!app) return notFound(`${args.namespace}/${args.name}`);
+  const id = `${namespaceOf(args)}/${args.name}`;
+  const app = await store.getApp(namespaceOf(args), args.name);
+  if (!app) return notFound(id);
   let op: ReturnType<typeof http.buildOperation>;
   try {
     op = http.buildOperation(app, { type: args.type, revision: args.revision }, who(), new Date());
   } catch (err) {
     if (!(err instanceof http.OperationRefused)) throw err;
-    console.error(`plumb: ${args.type} of ${args.namespace}/${args.name} refused: ${err.message}`);
+    console.error(`plumb: ${args.type} of ${id} refused: ${err.message}`);
     return 1;
   }
   await http.submitOperation({ apps: store }, app, op, "cli");
   console.log(
     JSON.stringify({
-      app: `${args.namespace}/${args.name}`,
+      app: id,
       operation: op,
-      message: `${http.describeOperation(op)}: the next reconcile carries it out (plumb reconcile ${args.namespace}/${args.name} runs one now)`,
+      message: `${http.describeOperation(op)}: the next reconcile carries it out (plumb reconcile ${id} runs one now)`,
     }),
   );
   return 0;

@@ -75,7 +75,10 @@ async function main(argv: string[]): Promise<number> {
   }
   // One App, asked for by a person (--force or not): always a full comparison (drift is looked
   // for now); it does not move the App's schedule, which is derived, not stored.
-  const target = { namespace: args.namespace, name: args.name };
+  // NAME without -n: the kubeconfig context's namespace, as kubectl reads it.
+  const namespace =
+    args.namespace ?? (await import("../src/kube/node.ts")).kubeconfigNamespace(kubeconfig);
+  const target = { namespace, name: args.name };
   const { line, code } = singleResult(
     await loop.reconcileApp(target, ports(), new Date(), { compare: true }),
   );

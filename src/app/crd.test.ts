@@ -15,6 +15,18 @@ describe("App CRD", () => {
     expect(committed).toBe(renderCrdYaml());
   });
 
+  it("prints each header once, never one kubectl adds itself", () => {
+    const spec = appCrd()["spec"] as {
+      versions: Array<{ additionalPrinterColumns: Array<{ name: string }> }>;
+    };
+    const headers = spec.versions[0]!.additionalPrinterColumns.map((c) => c.name.toUpperCase());
+    // The API server's Table starts with NAME; kubectl adds NAMESPACE (-A) and LABELS
+    // (--show-labels) before and after the CRD's columns (cli-runtime printers decorateTable).
+    const all = ["NAME", ...headers, "NAMESPACE", "LABELS"];
+    expect(all.filter((h, i) => all.indexOf(h) !== i)).toEqual([]);
+    expect(headers).toContain("APP NAMESPACE");
+  });
+
   it("is structural: no JSON Schema keywords the API server refuses", () => {
     const text = JSON.stringify(appCrd());
     for (const banned of ['"$schema"', '"propertyNames"', '"anyOf"', '"oneOf"', '"const"']) {

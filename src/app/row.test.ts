@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { appRow, ROW_COLUMNS, rowFromCells } from "./row.ts";
+import { appRow, NAMESPACE_COLUMN, ROW_COLUMNS, rowFromCells } from "./row.ts";
 import type { App } from "./schema.ts";
 
 const app: App = {
@@ -71,7 +71,7 @@ describe("AppRow", () => {
       Revision: "aaaaaaa",
       "Applied Revision": "a".repeat(40),
       Age: "3d",
-      Namespace: "team-a",
+      "App Namespace": "team-a",
       UID: "u-1",
       Interval: "10m",
       Source: "https://git.example/o/r.git",
@@ -101,7 +101,15 @@ describe("AppRow", () => {
   });
 
   it("a never-reconciled App without a Git source has only what it has", () => {
-    const columns = ["Name", "Namespace", "UID", "Generation", "Source", "Interval", "Deleting"];
+    const columns = [
+      "Name",
+      NAMESPACE_COLUMN,
+      "UID",
+      "Generation",
+      "Source",
+      "Interval",
+      "Deleting",
+    ];
     expect(rowFromCells(columns, ["img", "team-b", "u-2", 1, null, null, null])).toEqual({
       namespace: "team-b",
       name: "img",
@@ -111,7 +119,7 @@ describe("AppRow", () => {
     });
     // A Git source without a ref follows HEAD, as the schema defaults it.
     expect(
-      rowFromCells(["Name", "Namespace", "Source"], ["a", "b", "https://x/y.git"])?.git,
+      rowFromCells(["Name", NAMESPACE_COLUMN, "Source"], ["a", "b", "https://x/y.git"])?.git,
     ).toEqual({
       url: "https://x/y.git",
       ref: "HEAD",
@@ -119,10 +127,10 @@ describe("AppRow", () => {
   });
 
   it("drops a row without a name or namespace, and ignores values of the wrong type", () => {
-    expect(rowFromCells(["Name", "Namespace"], ["web", null])).toBeUndefined();
+    expect(rowFromCells(["Name", NAMESPACE_COLUMN], ["web", null])).toBeUndefined();
     expect(rowFromCells(["Name"], ["web"])).toBeUndefined();
     expect(
-      rowFromCells(["Name", "Namespace", "Generation", "Failures"], ["web", "ns", "3", 1.5]),
+      rowFromCells(["Name", NAMESPACE_COLUMN, "Generation", "Failures"], ["web", "ns", "3", 1.5]),
     ).toEqual({ namespace: "ns", name: "web", deleting: false });
   });
 

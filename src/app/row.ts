@@ -41,13 +41,22 @@ export interface RowColumn {
   description: string;
 }
 
+/**
+ * The Table column with the App's namespace. Not "Namespace": `kubectl get -A` adds a column of
+ * that name itself (from each row's object), and a second NAMESPACE in `-A -o wide` would say
+ * the same twice under one header. The tick's Table rows carry no object (`includeObject=None`:
+ * an object's metadata holds its managedFields, kilobytes per App), so it reads this one.
+ */
+export const NAMESPACE_COLUMN = "App Namespace";
+
 /** The columns the tick reads (printer columns of priority 1), in the CRD's order. */
 export const ROW_COLUMNS = [
   {
-    name: "Namespace",
+    name: NAMESPACE_COLUMN,
     type: "string",
     jsonPath: ".metadata.namespace",
-    description: "The App's namespace (the compact list of the scheduled tick reads it).",
+    description:
+      "The App's namespace, for the compact list the scheduled tick reads (kubectl get -A shows it as NAMESPACE too).",
   },
   { name: "UID", type: "string", jsonPath: ".metadata.uid", description: "The App's uid." },
   {
@@ -175,7 +184,7 @@ export function rowFromCells(
     return typeof v === "number" && Number.isInteger(v) ? v : undefined;
   };
   const name = text("Name");
-  const namespace = text("Namespace");
+  const namespace = text(NAMESPACE_COLUMN);
   if (!name || !namespace) return undefined;
   const row: AppRow = { namespace, name, deleting: text("Deleting") !== undefined };
   const set = <K extends keyof AppRow>(key: K, value: AppRow[K] | undefined) => {

@@ -90,3 +90,28 @@ export function appMatchesPush(source: { url: string; ref?: string }, push: Push
   if (ref.startsWith("refs/")) return push.ref === ref;
   return push.ref === `refs/heads/${ref}` || push.ref === `refs/tags/${ref}`;
 }
+
+/** The repositories a push names, as {@link normalizeRepoUrl} compares them, each once. */
+export function pushRepositories(push: PushRef): string[] {
+  return [...new Set(push.repoUrls.map(normalizeRepoUrl))];
+}
+
+/** Whether an App's `spec.source.git.url` is one of the push's repositories (ref aside). */
+export function sameRepository(source: { url: string }, push: PushRef): boolean {
+  const key = normalizeRepoUrl(source.url);
+  return push.repoUrls.some((u) => normalizeRepoUrl(u) === key);
+}
+
+/**
+ * Why a push matched no App, for the webhook's answer: the repositories and ref it was
+ * compared as, and how many Apps follow that repository on another ref (`onOtherRefs`, a
+ * count: never their names, namespaces or refs, which the sender need not know).
+ */
+export function noMatchReason(push: PushRef, onOtherRefs: number): string {
+  if (onOtherRefs === 0) {
+    return `no App's spec.source.git.url is this repository (compared as ${pushRepositories(push).join(", ")}: scheme, credentials, default port, a trailing "/" and ".git" aside)`;
+  }
+  const head = push.defaultBranch ? `; HEAD follows the default branch, ${push.defaultBranch}` : "";
+  const apps = onOtherRefs === 1 ? "1 App follows" : `${onOtherRefs} Apps follow`;
+  return `${apps} this repository, none on ${push.ref} (spec.source.git.ref: a branch, refs/heads/…, a tag or refs/tags/…, or HEAD${head}; an App pinned to a commit never matches a push)`;
+}

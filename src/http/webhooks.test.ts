@@ -201,11 +201,38 @@ describe("POST /webhooks/github", () => {
     expect(kube.calls.trigger).toEqual([]);
   });
 
-  it("answers 202 with no Apps and no trigger when nothing matches", async () => {
-    const { kube, post } = setup([APPS[2]!]);
+  it("answers 202 with no Apps and no trigger when nothing matches, saying what it compared", async () => {
+    // team-b/copy follows octo-org/demo-copy: not this repository (equality, never a prefix).
+    const { kube, post, log } = setup([APPS[2]!]);
     const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
     expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ apps: [] });
+    expect(await res.json()).toEqual({
+      apps: [],
+      revision: "0d1a26e67d8f5eaf1f6ba5c57fc3c7d91ac0fd1c",
+      ref: "refs/heads/main",
+      reason:
+        'no App\'s spec.source.git.url is this repository (compared as github.com/octo-org/demo: scheme, credentials, default port, a trailing "/" and ".git" aside)',
+      repositories: ["github.com/octo-org/demo"],
+    });
+    expect(kube.calls.trigger).toEqual([]);
+    expect(log.at(-1)).toMatchObject({
+      msg: "webhook push",
+      apps: 0,
+      repositories: ["github.com/octo-org/demo"],
+    });
+  });
+
+  it("when Apps follow the repository on other refs, says how many, never which", async () => {
+    // team-b/tagged follows refs/tags/v1, team-b/pinned a commit; the push is to main.
+    const { kube, post } = setup([APPS[3]!, APPS[4]!, APPS[2]!]);
+    const res = await post("/webhooks/github", GITHUB_BODY, githubHeaders(GITHUB_BODY));
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body["apps"]).toEqual([]);
+    expect(body["reason"]).toBe(
+      "2 Apps follow this repository, none on refs/heads/main (spec.source.git.ref: a branch, refs/heads/…, a tag or refs/tags/…, or HEAD; HEAD follows the default branch, main; an App pinned to a commit never matches a push)",
+    );
+    expect(JSON.stringify(body)).not.toMatch(/team-b|tagged|copy|refs\/tags\/v1/);
     expect(kube.calls.trigger).toEqual([]);
   });
 

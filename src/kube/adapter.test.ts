@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
+import { NAMESPACE_COLUMN } from "../app/index.ts";
 import { KubeApiError } from "../core/index.ts";
 import { createKubePort } from "./adapter.ts";
 import { DiscoveryCache } from "./discovery.ts";
@@ -104,9 +105,14 @@ describe("createKubePort", () => {
         status: 200,
         body: {
           kind: "Table",
-          columnDefinitions: ["Name", "Health", "Namespace", "UID", "Interval", "Generation"].map(
-            (name) => ({ name }),
-          ),
+          columnDefinitions: [
+            "Name",
+            "Health",
+            NAMESPACE_COLUMN,
+            "UID",
+            "Interval",
+            "Generation",
+          ].map((name) => ({ name })),
           rows: [{ cells: ["web", "Healthy", "team-a", "u-1", "5m", 2] }, { cells: [null] }],
           metadata: { continue: "next-page" },
         },
@@ -144,7 +150,7 @@ describe("createKubePort", () => {
     });
     const kube = createKubePort(t, { discovery: new DiscoveryCache() });
     await expect(kube.listAppRows(undefined, 10)).rejects.toThrow(
-      "the App list has no Namespace column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)",
+      "the App list has no App Namespace column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)",
     );
   });
 

@@ -1,6 +1,13 @@
 // KubePort over the API server's REST API: the only place plumb talks to Kubernetes.
 import type { App, AppRow, AppStatus } from "../app/index.ts";
-import { FIELD_MANAGER, GROUP, PLURAL, rowFromCells, VERSION } from "../app/index.ts";
+import {
+  FIELD_MANAGER,
+  GROUP,
+  NAMESPACE_COLUMN,
+  PLURAL,
+  rowFromCells,
+  VERSION,
+} from "../app/index.ts";
 import { KubeApiError, type KubeObject, type ObjectRef } from "../core/index.ts";
 import type { KubePort, RequestCounts, Verb } from "../reconcile/ports.ts";
 import { readCapabilities } from "./capabilities.ts";
@@ -329,7 +336,7 @@ function appRows(body: unknown): { rows: AppRow[]; continue?: string } {
     metadata?: { continue?: string };
   };
   const columns = (table.columnDefinitions ?? []).map((c) => c.name ?? "");
-  for (const needed of ["Namespace", "UID", "Interval"]) {
+  for (const needed of [NAMESPACE_COLUMN, "UID", "Interval"]) {
     if (!columns.includes(needed)) {
       throw new Error(
         `the App list has no ${needed} column: install this version's CRD (infra/crds/apps.plumb.dev.yaml)`,

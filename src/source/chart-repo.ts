@@ -78,9 +78,7 @@ export function helmRepository(o: HelmRepositoryOptions) {
 
   function base(source: ChartSource): URL {
     try {
-      const url = new URL(
-        source.repository.endsWith("/") ? source.repository : `${source.repository}/`,
-      );
+      const url = new URL(source.repository);
       if (url.username || url.password) {
         throw new SourceError(
           `spec.source.chart.repository must not hold credentials (use spec.source.chart.secretRef)`,
@@ -99,15 +97,13 @@ export function helmRepository(o: HelmRepositoryOptions) {
     auth: SourceAuth | undefined,
   ): Promise<IndexEntry[]> {
     const root = base(source);
-    const url = new URL("index.yaml", root);
-    const body = await get(url, root.origin, auth, o.maxIndexBytes, `${displayUrl(url.href)}`);
-    const index = parseIndex(new TextDecoder().decode(body), displayUrl(url.href));
+    const url = resolveInRepository(root, "index.yaml");
+    const shown = displayUrl(url.href);
+    const body = await get(url, root.origin, auth, o.maxIndexBytes, shown);
+    const index = parseIndex(new TextDecoder().decode(body), shown);
     const entries = index.get(source.name);
     if (!entries || entries.length === 0) {
-      throw new SourceError(
-        `chart "${source.name}" not found in ${displayUrl(root.href)}index.yaml`,
-        false,
-      );
+      throw new SourceError(`chart "${source.name}" not found in ${shown}`, false);
     }
     return entries;
   }
@@ -135,7 +131,7 @@ export function helmRepository(o: HelmRepositoryOptions) {
     }
     let url: URL;
     try {
-      url = new URL(first, root);
+      url = resolveInRepository(root, first);
     } catch {
       throw new SourceError(`chart ${source.name} ${entry.version} has an invalid URL`, false);
     }
@@ -181,6 +177,33 @@ export function helmRepository(o: HelmRepositoryOptions) {
       return tgz;
     },
   };
+}
+
+/**
+ * `ref` (index.yaml, or a chart's URL from the index) resolved against the repository URL as
+ * Helm does (pkg/repo ResolveReferenceURL): an absolute URL as is; a relative one against the
+ * repository's path taken as a directory (a missing trailing "/" added, so
+ * http://host/charts and http://host/charts/ both give http://host/charts/index.yaml), with
+ * the repository's query (a token some repositories take there) kept, on the repository's own
+ * origin only (a protocol-relative "//other-host/x" does not get it).
+ * @throws TypeError when `ref` does not parse
+ */
+export function resolveInRepository(repository: URL, ref: string): URL {
+  const absolute = parseUrl(ref);
+  if (absolute) return absolute;
+  const dir = new URL(repository.href);
+  if (!dir.pathname.endsWith("/")) dir.pathname = `${dir.pathname}/`;
+  const url = new URL(ref, dir);
+  if (url.origin === dir.origin) url.search = dir.search;
+  return url;
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** index.yaml → entries by chart name (entries without a version or URLs are dropped). */

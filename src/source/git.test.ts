@@ -11,7 +11,7 @@ import type { GitSource } from "../app/index.ts";
 import { SourceError } from "../core/index.ts";
 import { createGitPort } from "./git.ts";
 
-const port = createGitPort({ timeoutMs: 10_000 });
+const port = createGitPort();
 const src = (url: string, ref = "HEAD", path = "."): GitSource => ({ url, ref, path });
 
 /** The SourceError `promise` rejects with (fails the test when it resolves or throws another). */

@@ -39,7 +39,7 @@ const DIGEST = /^sha256:[0-9a-f]{64}$/;
 /** What an authentication failure adds when no credentials were given. */
 const ANONYMOUS =
   ": no credentials were given; the repository may be private (set spec.source.image.secretRef) or may not exist";
-const port = createImagePort({ timeoutMs: 10_000 });
+const port = createImagePort();
 
 /** The SourceError `promise` rejects with (fails the test when it resolves or throws another). */
 async function failure(promise: Promise<unknown>): Promise<SourceError> {
@@ -263,10 +263,9 @@ describe("resolve against a local registry", () => {
       reg.push("web", "slow", manifest(5));
       reg.setFault("hang");
       try {
+        // The registry never answers: only the deadline can end the read, as the message says.
         const fast = createImagePort({ timeoutMs: 200 });
-        const started = Date.now();
         const err = await failure(fast.resolve(img(`${reg.host}/web`, "slow"), undefined));
-        expect(Date.now() - started).toBeLessThan(5_000);
         expect(err.transient).toBe(true);
         expect(err.message).toBe(`timed out after 200 ms reading ${reg.host}/web:slow`);
       } finally {

@@ -21,7 +21,9 @@ BIN="${PLUMB_CLUSTER_BIN:-$HERE/bin/plumb-cluster}"
 NODE_NAME="" # resolved by load_state: env, then DIR/cluster.env, then plumb-node
 SERVICE_CIDR="${PLUMB_CLUSTER_SERVICE_CIDR:-10.96.0.0/16}"
 FIRST_SERVICE_IP="${PLUMB_CLUSTER_FIRST_SERVICE_IP:-10.96.0.1}"
-START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-180}"
+# How long start waits for the components to be ready: only a hang should reach it (at load 20
+# on 2 cores a start takes a minute or two).
+START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-900}"
 COMPONENTS=(kubelet-sim kube-controller-manager kube-apiserver etcd) # stop order
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -208,9 +210,17 @@ EOF
 }
 
 launch() { # NAME ARGS...: start a component in the background, own session, logs to DIR
-  local name="$1"; shift
+  local name="$1" pid cmd; shift
   setsid "$BIN" "$name" "$@" </dev/null >>"$DIR/$name.log" 2>&1 &
-  echo $! >"$DIR/$name.pid"
+  pid=$!
+  # The pid file once the process runs the component (until its exec it is a copy of this
+  # shell, which pid_of would take for an exited component).
+  while alive "$pid"; do
+    cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || break
+    [[ "$cmd" != *" $name "* ]] || break
+    sleep 0.01
+  done
+  echo "$pid" >"$DIR/$name.pid"
 }
 
 tail_logs() {
@@ -230,18 +240,41 @@ fail_start() { # MSG COMPONENTS-TO-SHOW...
   exit 1
 }
 
-wait_for() { # NAME TIMEOUT CHECK...: wait until CHECK succeeds while NAME's process lives
-  local name="$1" timeout="$2"; shift 2
-  local deadline=$((SECONDS + timeout)) out c
+# wait_ready NAME WHAT CHECK...: wait until CHECK succeeds, while every component started so far
+# lives, until the start's deadline; every 30 s say what it is still waiting for and what the
+# last probe said (a loaded machine takes minutes, and silence looks like a hang).
+wait_ready() {
+  local name="$1" what="$2"; shift 2
+  local out c t0=$SECONDS said=$SECONDS
   while ! out="$("$@" 2>&1)"; do
     for c in etcd kube-apiserver kube-controller-manager kubelet-sim; do
       [[ -f "$DIR/$c.pid" ]] || continue
       pid_of "$DIR" "$c" >/dev/null || fail_start "$c exited" "$c"
     done
-    ((SECONDS < deadline)) || fail_start "not ready after ${timeout}s: ${out:0:300}" "$name" kubelet-sim
+    ((SECONDS < DEADLINE)) ||
+      fail_start "$name not ready after $((SECONDS - START_T0))s: ${out:0:300}" "$name" kubelet-sim
+    if ((SECONDS - said >= 30)); then
+      said=$SECONDS
+      log "still waiting for $what ($((SECONDS - t0))s so far): ${out:0:200}"
+    fi
     sleep 0.3
   done
+  log "$what ($((SECONDS - t0))s)"
 }
+
+# etcd_healthy PORT: etcd's /health on its client port says true (plain HTTP on loopback).
+etcd_healthy() {
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    printf 'GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+    reply="$(timeout 30 cat <&3)" || true
+    [[ "$reply" == *'"health":"true"'* ]] || { echo "etcd /health: ${reply##*$'\n'}"; exit 1; }
+  )
+}
+
+# The probes' own deadline: long enough that a loaded machine answers within it (the wait
+# around them retries until the start's deadline).
+PROBE_TIMEOUT=30s
 
 # --- start / stop ------------------------------------------------------------
 
@@ -255,9 +288,11 @@ load_state() {
   NODE_NAME="${PLUMB_CLUSTER_NODE_NAME:-${NODE_NAME:-plumb-node}}"
 }
 
+START_T0=0 DEADLINE=0
 start_cluster() {
   local t0=$SECONDS
   build
+  START_T0=$SECONDS DEADLINE=$((SECONDS + START_TIMEOUT))
   local c
   for c in "${COMPONENTS[@]}"; do
     if [[ -n "$(dir_pids "$c")" ]]; then
@@ -299,10 +334,13 @@ start_cluster() {
   read -r -a kcm_args <<<"${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}"
   read -r -a sim_args <<<"${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}"
 
+  # One component at a time, each once the one it talks to is ready: a component started early
+  # gives up on its own deadline (kube-controller-manager waits 10 s for the API server's
+  # /healthz), which a loaded machine passes.
   launch etcd --data-dir="$DIR/etcd" \
     --listen-client="127.0.0.1:$ETCD_PORT" --listen-peer="127.0.0.1:$ETCD_PEER_PORT"
+  wait_ready etcd "etcd healthy" etcd_healthy "$ETCD_PORT"
 
-  # kube-apiserver retries etcd itself; start it right away.
   launch kube-apiserver \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
@@ -316,6 +354,9 @@ start_cluster() {
     --endpoint-reconciler-type=none \
     --allow-privileged=true --profiling=false --v="${PLUMB_CLUSTER_APISERVER_V:-1}" \
     "${apiserver_args[@]}"
+  wait_ready kube-apiserver "kube-apiserver /readyz" \
+    "$BIN" kubectl --kubeconfig="$DIR/kubeconfig" --cache-dir="$DIR/kubectl-cache" \
+      --request-timeout="$PROBE_TIMEOUT" get --raw=/readyz
 
   launch kube-controller-manager \
     --kubeconfig="$DIR/controller-manager.kubeconfig" \
@@ -329,15 +370,14 @@ start_cluster() {
     --flex-volume-plugin-dir="$DIR/flexvolume" \
     --profiling=false --v="${PLUMB_CLUSTER_CONTROLLER_MANAGER_V:-1}" \
     "${kcm_args[@]}"
+  # Working: it has created the default ServiceAccount and the root CA ConfigMap.
+  wait_ready kube-controller-manager "kube-controller-manager working" \
+    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="" --timeout="$PROBE_TIMEOUT"
 
   launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
     "${sim_args[@]}"
-
-  wait_for kube-apiserver "$START_TIMEOUT" \
-    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name=""
-  local left=$((START_TIMEOUT - (SECONDS - t0))); ((left > 10)) || left=10
-  wait_for kube-controller-manager "$left" \
-    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME"
+  wait_ready kubelet-sim "node $NODE_NAME Ready" \
+    "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME" --timeout="$PROBE_TIMEOUT"
 
   cat >"$DIR/env" <<EOF
 export KUBECONFIG='$DIR/kubeconfig'
@@ -383,7 +423,7 @@ status_cluster() {
   done
   ((ok == 0)) || return 1
   [[ -x "$BIN" ]] || return 1
-  "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME"
+  "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME" --timeout="$PROBE_TIMEOUT"
 }
 
 cmd="${1:-}"

@@ -1,11 +1,12 @@
-// The web page in a real browser (issue 16): headless Chromium (Debian's package, driven by
-// playwright-core; no browser is downloaded) against `plumb serve` on the real control plane.
+// The web page in a real browser: headless Chromium (Debian's package, obtained by
+// test/tools/tools.sh and driven by playwright-core, which downloads no browser) against
+// `plumb serve` on the real control plane.
 // Screenshots go to test/e2e/output/ (gitignored).
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
@@ -30,6 +31,8 @@ const OUT = resolve(import.meta.dirname, "output");
 const RUN = Date.now().toString(36);
 const SHOP = `web-${RUN}`;
 const OTHER = `team-${RUN}`;
+/** An App whose long source and long message the list must lay out at 1280 px. */
+const LONG = `long-${RUN}`;
 const ADMIN = "browser-admin-token-0123456789";
 const TEAM = "browser-team-token-0123456789";
 /** Flags for Chromium on this machine's closed network (no background connections). */
@@ -82,6 +85,22 @@ beforeAll(async () => {
   });
   await createApp(OTHER, "api", { source: { git: { url: small.url } } });
   await reconcile(OTHER, "api");
+  // No such repository: Ready False, and the message names the long URL again.
+  await createNamespace(LONG);
+  await createApp(LONG, "missing", {
+    source: {
+      git: {
+        url: `${git.url}/a-rather-long-organisation-name/and-an-even-longer-repository-name-${RUN}.git`,
+        ref: "release-2026-03",
+      },
+    },
+  });
+  await reconcile(LONG, "missing");
+  // Never reconciled: due at once.
+  const fresh = await git.createRepo(`fresh-${RUN}`, {
+    "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\ndata: {a: '1'}\n",
+  });
+  await createApp(LONG, "new", { source: { git: { url: fresh.url } } });
 
   server = await startServe(kubeconfig(), {
     PLUMB_SESSION_KEY: "browser-test-session-key-0123456789abcdef",
@@ -94,12 +113,12 @@ beforeAll(async () => {
   base = `http://localhost:${server.port}`;
   profile = mkdtempSync(join(tmpdir(), "plumb-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: "/usr/bin/chromium",
+    executablePath: inject("chromium"),
     headless: true,
     args: CHROMIUM_FLAGS,
     viewport: { width: 1100, height: 760 },
   });
-}, 180_000);
+});
 
 afterAll(async () => {
   await context?.close();
@@ -107,6 +126,56 @@ afterAll(async () => {
   await server?.stop();
   await git?.stop();
 });
+
+/**
+ * At `width` px: no table needs sideways scrolling (nothing in it is cut off), each cell of a
+ * Source column wraps at a column's width (16 characters a line at least, not one), and each
+ * cell of a Message column shows all of its text. Screenshot in test/e2e/output/.
+ * @returns how many Source cells it measured
+ */
+async function expectLaidOut(page: Page, width: number): Promise<number> {
+  const viewport = page.viewportSize();
+  await page.setViewportSize({ width, height: 800 });
+  try {
+    const path = new URL(page.url()).pathname.replaceAll("/", "_");
+    await page.screenshot({ path: join(OUT, `layout-${width}${path}.png`), fullPage: true });
+    const tables = await page.evaluate(() =>
+      [...document.querySelectorAll(".scroll")].map((box) => {
+        const headers = [...box.querySelectorAll("th")].map((th) => th.textContent);
+        const column = (name: string) =>
+          [...box.querySelectorAll("tbody tr")].map((tr) => tr.children[headers.indexOf(name)]!);
+        return {
+          overflow: box.scrollWidth - box.clientWidth,
+          // The lines its text spans: the distinct tops of the text's boxes (whatever the
+          // element's display).
+          sources: headers.includes("Source")
+            ? column("Source").map((td) => {
+                const text = document.createRange();
+                text.selectNodeContents(td);
+                const tops = [...text.getClientRects()].map((r) => Math.round(r.top));
+                return { text: td.textContent, lines: new Set(tops).size };
+              })
+            : [],
+          messages: headers.includes("Message")
+            ? column("Message").map((td) => td.scrollWidth - td.clientWidth)
+            : [],
+        };
+      }),
+    );
+    expect(tables.length).toBeGreaterThan(0);
+    for (const t of tables) {
+      expect(t.overflow).toBeLessThanOrEqual(0);
+      for (const s of t.sources) {
+        // Wrapped at a column's width, not per character: at least 16 characters a line.
+        expect(s.lines, s.text ?? "").toBeLessThanOrEqual(Math.ceil((s.text ?? "").length / 16));
+      }
+      expect(t.messages.every((overflow) => overflow <= 0)).toBe(true);
+    }
+    return tables.flatMap((t) => t.sources).length;
+  } finally {
+    if (viewport) await page.setViewportSize(viewport);
+  }
+}
 
 async function signIn(page: Page, token: string) {
   await page.goto(`${base}/`);
@@ -126,9 +195,21 @@ describe("the web page in Chromium", () => {
     expect(await row.textContent()).toMatch(/Held/);
     expect(await page.getByRole("row").filter({ hasText: OTHER }).count()).toBe(1);
     await page.screenshot({ path: join(OUT, "apps.png") });
+    const long = page.getByRole("row").filter({ hasText: "and-an-even-longer-repository-name" });
+    expect(await long.textContent()).toMatch(/SourceFailed|not found|404/);
+    expect(await expectLaidOut(page, 1280)).toBe(await page.locator("tbody tr").count());
+    // A coming run reads "due now" once due (never "0s ago"), else "in 2m".
+    const nextReconcile = async (path: string) => {
+      await page.goto(`${base}${path}`);
+      return page.locator("dt", { hasText: "Next reconcile" }).locator("+ dd").textContent();
+    };
+    expect(await nextReconcile(`/apps/${LONG}/new`)).toBe("due now");
+    expect(await nextReconcile(`/apps/${SHOP}/shop`)).toMatch(/^in \d+[smhd]$/);
+    await page.goto(`${base}/`);
 
     await page.locator(`a[href="/apps/${SHOP}/shop"]`).click();
     await page.waitForURL(`${base}/apps/${SHOP}/shop`);
+    await expectLaidOut(page, 1280);
     const held = (await getApp(SHOP, "shop")).status?.heldRevision;
     expect(held).toBe(await repo.head());
     expect(await page.locator("h2", { hasText: "what approving will do" }).count()).toBe(1);
@@ -155,8 +236,7 @@ describe("the web page in Chromium", () => {
         const text = (await page.locator("dl").first().textContent()) ?? "";
         return /Sync\s*Synced/.test(text) && text.includes(`Revision${held!.slice(0, 7)}`);
       },
-      30_000,
-      500,
+      { everyMs: 500 },
     );
     expect(await deploymentImage(SHOP, "guestbook-ui")).toBe(
       "gcr.io/google-samples/gb-frontend:v6",

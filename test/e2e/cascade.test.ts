@@ -155,14 +155,10 @@ spec:
     });
     expect(await run(appNs, "solo")).toMatchObject({ syncStatus: "Synced" });
     // The Deployment's ReplicaSet and Pod (not labelled by plumb) are its dependents.
-    await waitFor(
-      "the Deployment's Pod",
-      async () => {
-        const pods = await api("GET", `/api/v1/namespaces/${solo}/pods`);
-        return pods.items.length > 0 ? true : undefined;
-      },
-      30_000,
-    );
+    await waitFor("the Deployment's Pod", async () => {
+      const pods = await api("GET", `/api/v1/namespaces/${solo}/pods`);
+      return pods.items.length > 0 ? true : undefined;
+    });
     await repo.commit({ "ns.yaml": null, "cm.yaml": null, "deploy.yaml": null });
     expect(await run(appNs, "solo")).toMatchObject({ syncStatus: "Synced" });
     const ns = await getObject(`/api/v1/namespaces/${solo}`);

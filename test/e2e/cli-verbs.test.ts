@@ -1,8 +1,11 @@
-// The CLI verbs for people (issue 16) against the real control plane: no plumb server.
+// The CLI verbs for people against the real control plane: no plumb server.
 import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse, stringify } from "yaml";
 import {
   fixtureFiles,
   type GitServer,
@@ -16,12 +19,19 @@ const run = promisify(execFile);
 const NS = `verbs-${Date.now().toString(36)}`;
 
 async function plumb(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return plumbWith(kubeconfig(), ...args);
+}
+
+async function plumbWith(
+  kc: string,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [
       join(ROOT, "functions/plumb.mjs"),
       ...args,
       "--kubeconfig",
-      kubeconfig(),
+      kc,
     ]);
     return { code: 0, stdout, stderr };
   } catch (err) {
@@ -123,7 +133,51 @@ describe("plumb get / approve / sync / rollback / restart", () => {
     const missing = await plumb("sync", `${NS}/nosuch`);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`App ${NS}/nosuch not found`);
-    const usage = await plumb("sync", "nope");
+    const usage = await plumb("sync", "No/pe");
     expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain('expected NAME or NAMESPACE/NAME, got "No/pe"');
+  });
+
+  it("takes kubectl's spellings: -n NS, NAME in the context's namespace, -A", async () => {
+    const ns = `${NS}-n`;
+    const repo = await git.createRepo(ns, {
+      "cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n",
+    });
+    await createNamespace(ns);
+    await createApp(ns, "web", { source: { git: { url: repo.url } } });
+    const reconciled = await plumb("reconcile", "web", "-n", ns);
+    expect(reconciled.code, reconciled.stderr).toBe(0);
+    expect(JSON.parse(reconciled.stdout)).toMatchObject({
+      app: `${ns}/web`,
+      outcome: "Reconciled",
+    });
+    const list = await plumb("get", "-n", ns);
+    expect(list.stdout.trimEnd().split("\n").slice(1)).toEqual([
+      expect.stringMatching(new RegExp(`^web\\s+${(await repo.head()).slice(0, 7)}\\s+Synced\\s`)),
+    ]);
+    const one = JSON.parse((await plumb("get", "web", "--namespace", ns, "-o", "json")).stdout);
+    expect(one).toMatchObject({ namespace: ns, name: "web", syncStatus: "Synced" });
+    expect((await plumb("get", "-A")).stdout).toMatch(new RegExp(`\\n${ns}\\s+web\\s+`));
+    // A kubeconfig whose context names the namespace: NAME alone means an App there.
+    const config = parse(readFileSync(kubeconfig(), "utf8")) as {
+      contexts: Array<{ context: Record<string, string> }>;
+    };
+    config.contexts[0]!.context["namespace"] = ns;
+    const dir = mkdtempSync(join(tmpdir(), "plumb-ctx-"));
+    const contextual = join(dir, "kubeconfig");
+    writeFileSync(contextual, stringify(config), { mode: 0o600 });
+    try {
+      const restart = await plumbWith(contextual, "restart", "web");
+      expect(restart.code, restart.stderr).toBe(0);
+      expect(JSON.parse(restart.stdout)).toMatchObject({ app: `${ns}/web` });
+      expect((await getApp(ns, "web")).spec).toMatchObject({ operation: { type: "Restart" } });
+      const again = await plumbWith(contextual, "reconcile", "web");
+      expect(JSON.parse(again.stdout)).toMatchObject({ app: `${ns}/web`, outcome: "Reconciled" });
+      expect((await plumbWith(contextual, "get", "nosuch")).stderr).toContain(
+        `App ${ns}/nosuch not found`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

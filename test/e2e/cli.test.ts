@@ -236,8 +236,8 @@ describe("plumb CLI", () => {
   });
 
   it("refuses a malformed target with usage and exit code 2", async () => {
-    const r = await plumb("reconcile", "not-a-ref");
+    const r = await plumb("reconcile", "Not/A/Ref");
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('expected NAMESPACE/NAME, got "not-a-ref"');
+    expect(r.stderr).toContain('expected NAME or NAMESPACE/NAME, got "Not/A/Ref"');
   });
 });

@@ -54,7 +54,6 @@ beforeAll(async () => {
   await waitFor(
     "wrangler dev up",
     async () => (await fetch(`${base}/`, { method: "HEAD" }).catch(() => undefined)) !== undefined,
-    120_000,
   );
 });
 afterAll(async () => {

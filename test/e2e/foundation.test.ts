@@ -157,17 +157,12 @@ describe("controllers", () => {
   it("a Deployment becomes Available within 60 s (Pods Running and Ready)", async () => {
     await createNamespace("avail");
     await kubePort().apply(deployment("avail", "web"));
-    const ready = await waitFor(
-      "2 available replicas",
-      async () => {
-        const d = await getObject("/apis/apps/v1/namespaces/avail/deployments/web");
-        return (d?.["status"] as { availableReplicas?: number } | undefined)?.availableReplicas ===
-          2
-          ? d
-          : undefined;
-      },
-      60_000,
-    );
+    const ready = await waitFor("2 available replicas", async () => {
+      const d = await getObject("/apis/apps/v1/namespaces/avail/deployments/web");
+      return (d?.["status"] as { availableReplicas?: number } | undefined)?.availableReplicas === 2
+        ? d
+        : undefined;
+    });
     expect((ready["status"] as { readyReplicas: number }).readyReplicas).toBe(2);
     const pods = await api("GET", "/api/v1/namespaces/avail/pods?labelSelector=app%3Dweb");
     expect(pods.items.map((p: { status: { phase: string } }) => p.status.phase)).toEqual([
@@ -187,7 +182,6 @@ describe("controllers", () => {
     await waitFor(
       "namespace gone",
       async () => (await getObject("/api/v1/namespaces/doomed")) === undefined,
-      60_000,
     );
   });
 
@@ -212,7 +206,6 @@ describe("controllers", () => {
     await waitFor(
       "dependent collected",
       async () => (await getObject("/api/v1/namespaces/gc/configmaps/dependent")) === undefined,
-      60_000,
     );
   });
 });

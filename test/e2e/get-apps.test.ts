@@ -67,6 +67,11 @@ describe("kubectl get apps", () => {
     expect(wide[0]?.at(-1)).toBe("MESSAGE");
     const broken = wide.find((r) => r[0] === "broken");
     expect(broken?.at(-1)).toMatch(/503/);
+    // Every namespace: kubectl's own NAMESPACE column first, and no second one of that name.
+    const everywhere = table(kubectl(["get", "apps", "-A", "-o", "wide"]));
+    expect(everywhere[0]?.slice(0, 2)).toEqual(["NAMESPACE", "NAME"]);
+    expect(everywhere[0]?.filter((h) => h === "NAMESPACE")).toEqual(["NAMESPACE"]);
+    expect(everywhere.filter((r) => r[1] === "broken").map((r) => r[0])).toContain("get-apps");
 
     // The HTTP summary gives the same.
     const http = createHttpApp({

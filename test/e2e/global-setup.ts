@@ -1,5 +1,5 @@
-// e2e global setup: the render engines built, one local control plane per run (test/cluster),
-// the App CRD installed.
+// e2e global setup: the programs the tests run (promtool, Chromium), the render engines built,
+// one local control plane per run (test/cluster), the App CRD installed.
 // Set PLUMB_E2E_KUBECONFIG to run against a control plane that is already up.
 
 import { execFileSync } from "node:child_process";
@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { nodeKubeTransport } from "../../src/kube/node.ts";
 import { installAppCrd } from "../support/kube-api.ts";
+import { testTool } from "../support/tools.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,6 +19,9 @@ declare module "vitest" {
 const ROOT = resolve(import.meta.dirname, "../..");
 
 export default async function setup(project: TestProject) {
+  // First: a tool that cannot be obtained fails the run at once, before the long builds.
+  project.provide("promtool", await testTool("promtool"));
+  project.provide("chromium", await testTool("chromium"));
   // The Kustomize and Helm engines, from Go modules (cached; rebuilt when their sources change).
   execFileSync("bash", [join(ROOT, "scripts/build-engines.sh")], { stdio: "inherit" });
   let kubeconfig = process.env["PLUMB_E2E_KUBECONFIG"];

@@ -260,7 +260,7 @@ describe("Helm charts from Git", () => {
     expect(failed.error).toContain("hook Job helm-hooks/migrate failed");
     expect((await get("cm", "app"))?.["data"]).toEqual({ v: "2" });
     expect((await getApp("helm-hooks", "app")).status?.inventory).toHaveLength(4);
-  }, 180_000);
+  });
 
   it("refuses undeclared dependencies, a values file outside the repository, and reports template errors with file and line", async () => {
     const repo = await git.createRepo("helm-refuse", chart("web", "1.0.0"), {
@@ -312,15 +312,15 @@ describe("Helm charts from Git", () => {
       { allowSha1InWant: true },
     );
     await newApp("helm-loop", "loop", { source: { git: { url: repo.url, ref: "main" } } });
-    const fast = createNodeEngines({ timeoutMs: 1500 });
+    // 10^10 iterations never finish within the limit; a one-object chart fits in it however
+    // loaded the machine is (only the render counts against the limit).
+    const fast = createNodeEngines({ timeoutMs: 10_000 });
     try {
-      const started = Date.now();
       const res = await run("helm-loop", "loop", { engines: fast });
       expect(res.outcome).toBe("Failed");
       expect(res.error).toBe(
-        "RenderFailed: .: render timed out: helm template did not finish within 1.5s (the render's limit, PLUMB_RENDER_TIMEOUT; loading the engine is not counted); the engine was restarted",
+        "RenderFailed: .: render timed out: helm template did not finish within 10s (the render's limit, PLUMB_RENDER_TIMEOUT; loading the engine is not counted); the engine was restarted",
       );
-      expect(Date.now() - started).toBeLessThan(10_000);
       // Transient: retried with backoff, nothing in the source to blame.
       const stalled = (await getApp("helm-loop", "loop")).status?.conditions?.find(
         (c) => c.type === "Stalled",

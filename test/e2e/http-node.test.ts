@@ -74,7 +74,6 @@ beforeAll(async () => {
   await waitFor(
     "server up",
     async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-    20_000,
   );
 });
 
@@ -92,7 +91,6 @@ describe("plumb serve", () => {
       namespace: "hooked",
       name: "app",
       tag: "v7",
-      timeoutMs: 30_000,
       diagnostics: () => output.slice(-6000),
     });
   });
@@ -116,7 +114,6 @@ describe("plumb serve", () => {
       async () =>
         (await deploymentImage("hooked", "guestbook-ui")) ===
         "gcr.io/google-samples/gb-frontend:v8",
-      30_000,
     );
     expect((await getApp("hooked", "app")).status?.revision).toBe(sha);
   });
@@ -167,14 +164,10 @@ describe("plumb serve", () => {
       revision: string | null;
       resources: Array<{ kind: string; message?: string }>;
     };
-    const summary = await waitFor(
-      "held",
-      async () => {
-        const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
-        return body.heldRevision ? body : undefined;
-      },
-      30_000,
-    );
+    const summary = await waitFor("held", async () => {
+      const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
+      return body.heldRevision ? body : undefined;
+    });
     expect(summary.heldRevision).toBe(sha);
     expect(summary.resources.map((r) => [r.kind, r.message])).toEqual([
       ["Service", "will be created"],
@@ -196,14 +189,10 @@ describe("plumb serve", () => {
       body: JSON.stringify({ revision: sha }),
     });
     expect(ok.status).toBe(202);
-    await waitFor(
-      "approved revision applied",
-      async () => {
-        const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
-        return body.revision === sha;
-      },
-      30_000,
-    );
+    await waitFor("approved revision applied", async () => {
+      const body = (await (await fetch(url, { headers: auth })).json()) as Summary;
+      return body.revision === sha;
+    });
     expect(await deploymentImage("held", "guestbook-ui")).toBe(
       "gcr.io/google-samples/gb-frontend:v5",
     );
@@ -271,14 +260,10 @@ describe("plumb serve", () => {
     });
     expect(res.status).toBe(202);
     const { operation } = (await res.json()) as { operation: { id: string } };
-    const app = await waitFor(
-      "operation done",
-      async () => {
-        const a = await getApp("hooked", "app");
-        return a.status?.operationState?.id === operation.id ? a : undefined;
-      },
-      30_000,
-    );
+    const app = await waitFor("operation done", async () => {
+      const a = await getApp("hooked", "app");
+      return a.status?.operationState?.id === operation.id ? a : undefined;
+    });
     expect(app.status?.operationState).toMatchObject({
       type: "Restart",
       phase: "Succeeded",

@@ -142,14 +142,10 @@ describe("Kustomize overlays (podinfo)", () => {
     expect(
       cache!.spec.template.spec.volumes?.find((v) => v.name === "config")?.configMap?.name,
     ).toBe(now[0]);
-    const rolled = await waitFor(
-      "the controller rolls the Deployment",
-      async () => {
-        const d = await deployment("dev", "cache");
-        return d?.status?.observedGeneration === generation + 1 ? d : undefined;
-      },
-      30_000,
-    );
+    const rolled = await waitFor("the controller rolls the Deployment", async () => {
+      const d = await deployment("dev", "cache");
+      return d?.status?.observedGeneration === generation + 1 ? d : undefined;
+    });
     expect(rolled.status?.observedGeneration).toBe(generation + 1);
     const events = (await api("GET", "/api/v1/namespaces/kz/events")) as {
       items: Array<{ reason: string; message: string; involvedObject: { name: string } }>;

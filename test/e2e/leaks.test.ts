@@ -63,7 +63,6 @@ beforeAll(async () => {
   await waitFor(
     "plumb serve up",
     async () => (await fetch(`http://127.0.0.1:${PORT}/healthz`).catch(() => undefined))?.ok,
-    20_000,
   );
 });
 

@@ -54,17 +54,12 @@ async function reconcileUntil(
   name: string,
   what: string,
   pred: (a: App, r: RunResult) => boolean,
-  timeoutMs = 60_000,
 ) {
-  return waitFor(
-    what,
-    async () => {
-      const r = await run(ns, name);
-      const a = await getApp(ns, name);
-      return pred(a, r) ? a : undefined;
-    },
-    timeoutMs,
-  );
+  return waitFor(what, async () => {
+    const r = await run(ns, name);
+    const a = await getApp(ns, name);
+    return pred(a, r) ? a : undefined;
+  });
 }
 
 describe("guestbook and podinfo-webapp from Git", () => {
@@ -118,7 +113,6 @@ describe("guestbook and podinfo-webapp from Git", () => {
         (a.status?.resources ?? [])
           .filter((x) => x.kind === "Deployment")
           .every((x) => x.health === "Healthy") && a.status?.healthStatus !== "Progressing",
-      90_000,
     );
     expect(app.status?.inventory).toHaveLength(11);
     expect(app.status?.resources?.every((x) => x.status === "Synced")).toBe(true);
@@ -324,7 +318,6 @@ describe("guestbook and podinfo-webapp from Git", () => {
       async () =>
         (await run("ns-gone", "app")).outcome !== "Failed" &&
         (await getObject("/api/v1/namespaces/ns-gone")) === undefined,
-      90_000,
     );
   });
 });

@@ -76,17 +76,12 @@ async function reconcileUntil(
   what: string,
   pred: (a: App) => boolean,
   name = "app",
-  timeoutMs = 60_000,
 ): Promise<App> {
-  return waitFor(
-    what,
-    async () => {
-      await run(ns, name);
-      const a = await getApp(ns, name);
-      return pred(a) ? a : undefined;
-    },
-    timeoutMs,
-  );
+  return waitFor(what, async () => {
+    await run(ns, name);
+    const a = await getApp(ns, name);
+    return pred(a) ? a : undefined;
+  });
 }
 
 async function events(
@@ -243,7 +238,7 @@ describe("kind 2: fields another controller owns", () => {
     );
     expect(await run(ns)).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
     // The HPA controller raises replicas to its minimum (no metrics are needed for that).
-    await waitFor("HPA scaled to 2", async () => (await liveReplicas(ns)) === 2, 90_000);
+    await waitFor("HPA scaled to 2", async () => (await liveReplicas(ns)) === 2);
     kubectl(["scale", "-n", ns, "deployment/web", "--replicas=4"]);
     expect(await liveReplicas(ns)).toBe(4);
 
@@ -433,7 +428,6 @@ describe("kind 5: objects that finish and go away", () => {
     await waitFor(
       "the TTL controller removed the finished Job",
       async () => !(await getObject(job)),
-      60_000,
     );
 
     for (let i = 0; i < 2; i++) {
@@ -468,11 +462,7 @@ describe("kind 5: objects that finish and go away", () => {
     expect(second?.metadata.uid).not.toBe(first?.metadata.uid);
     status = (await getApp(ns, "app")).status;
     expect(status?.inventory?.find((r) => r.kind === "Job")?.finished).toBeUndefined();
-    await waitFor(
-      "the new Job ran and its TTL removed it",
-      async () => !(await getObject(job)),
-      60_000,
-    );
+    await waitFor("the new Job ran and its TTL removed it", async () => !(await getObject(job)));
     expect(await run(ns)).toMatchObject({ syncStatus: "Synced", healthStatus: "Healthy" });
     expect(await getObject(job)).toBeUndefined();
   });

@@ -84,8 +84,7 @@ function reconcileUntil(
       const a = await getApp(ns, name);
       return pred(a) ? a : undefined;
     },
-    90_000,
-    500,
+    { everyMs: 500 },
   );
 }
 

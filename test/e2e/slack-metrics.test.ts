@@ -3,7 +3,7 @@
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { App } from "../../src/app/index.ts";
 import {
   fixtureFiles,
@@ -120,7 +120,6 @@ async function heldAlert(revision: string): Promise<SlackAlert> {
       received("/services/T0/B0/alerts").find((b) =>
         String(b["text"]).includes(`Held: revision ${revision.slice(0, 7)}`),
       ) as SlackAlert | undefined,
-    30_000,
   );
 }
 
@@ -148,11 +147,7 @@ describe("approve from Slack", () => {
         })
       ).status,
     ).toBe(200);
-    const refusal = await waitFor(
-      "refusal in Slack",
-      async () => received("/actions/stranger")[0],
-      10_000,
-    );
+    const refusal = await waitFor("refusal in Slack", async () => received("/actions/stranger")[0]);
     expect(refusal).toEqual({
       response_type: "ephemeral",
       replace_original: false,
@@ -163,19 +158,14 @@ describe("approve from Slack", () => {
     expect(unchanged.metadata.resourceVersion).toBe(before);
     expect((unchanged.spec as { operation?: unknown }).operation).toBeUndefined();
 
-    // Approve: answered within Slack's 3 seconds, applied, recorded, the alert updated.
-    const started = Date.now();
+    // Approve: answered at once (Slack waits 3 s; the answer does not wait for the run), then
+    // applied, recorded, the alert updated.
     const res = await press(alert, "plumb_approve", { responsePath: "/actions/approve" });
     expect(res.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(3000);
-    const applied = await waitFor(
-      "approved revision applied",
-      async () => {
-        const a = await getApp(NS, "app");
-        return a.status?.revision === sha && a.status.syncStatus === "Synced" ? a : undefined;
-      },
-      30_000,
-    );
+    const applied = await waitFor("approved revision applied", async () => {
+      const a = await getApp(NS, "app");
+      return a.status?.revision === sha && a.status.syncStatus === "Synced" ? a : undefined;
+    });
     expect(applied.status?.operationState).toMatchObject({
       type: "Approve",
       phase: "Succeeded",
@@ -183,11 +173,7 @@ describe("approve from Slack", () => {
       requestedBy: `slack:${APPROVER}`,
     });
     expect(await deploymentImage(NS, "guestbook-ui")).toBe("gcr.io/google-samples/gb-frontend:v5");
-    const update = await waitFor(
-      "message update",
-      async () => received("/actions/approve")[0],
-      10_000,
-    );
+    const update = await waitFor("message update", async () => received("/actions/approve")[0]);
     expect(update).toMatchObject({
       replace_original: true,
       text: `[${NS}/app] Approved by ${APPROVER}: applying ${sha.slice(0, 7)}`,
@@ -195,7 +181,7 @@ describe("approve from Slack", () => {
 
     // The same button again: that revision is no longer held.
     await press(alert, "plumb_approve", { responsePath: "/actions/again" });
-    const again = await waitFor("stale refusal", async () => received("/actions/again")[0], 10_000);
+    const again = await waitFor("stale refusal", async () => received("/actions/again")[0]);
     expect(again).toMatchObject({
       response_type: "ephemeral",
       text: `Revision ${sha.slice(0, 7)} of ${NS}/app is no longer held (nothing is held now): not approved.`,
@@ -213,21 +199,17 @@ describe("approve from Slack", () => {
       `*Will change*\n• Deployment ${NS}/guestbook-ui: spec.template.spec.containers[name=guestbook-ui].image`,
     );
     await press(alert, "plumb_reject", { responsePath: "/actions/reject" });
-    const rejected = await waitFor(
-      "rejection recorded",
-      async () => {
-        const a = await getApp(NS, "app");
-        return a.status?.rejectedRevision === sha ? a : undefined;
-      },
-      30_000,
-    );
+    const rejected = await waitFor("rejection recorded", async () => {
+      const a = await getApp(NS, "app");
+      return a.status?.rejectedRevision === sha ? a : undefined;
+    });
     expect(rejected.status?.heldRevision).toBeUndefined();
     expect(rejected.status?.operationState).toMatchObject({
       type: "Reject",
       phase: "Succeeded",
       requestedBy: `slack:${APPROVER}`,
     });
-    await waitFor("message update", async () => received("/actions/reject")[0], 10_000);
+    await waitFor("message update", async () => received("/actions/reject")[0]);
     // Another push of the same commit: nothing is held or announced again.
     const alerts = received("/services/T0/B0/alerts").length;
     await sendGithubPush(server.base, HOOK, repo.url, sha);
@@ -270,7 +252,8 @@ describe("/metrics", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const text = await res.text();
-    expect(execFileSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" })).toBe(
+    const promtool = inject("promtool");
+    expect(execFileSync(promtool, ["check", "metrics"], { input: text, encoding: "utf8" })).toBe(
       "",
     );
 

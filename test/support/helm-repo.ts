@@ -52,7 +52,7 @@ export interface HelmRepoChart {
 }
 
 export interface HelmRepo {
-  /** http://127.0.0.1:<port> (no trailing slash). */
+  /** http://127.0.0.1:<port>[<prefix>] (no trailing slash). */
   url: string;
   /** Requests served, as "METHOD /path" (and " auth" when an Authorization header came). */
   requests: string[];
@@ -63,9 +63,14 @@ export interface HelmRepo {
 
 /**
  * Serves index.yaml (apiVersion v1, entries with version, digest and a relative URL
- * charts/<name>-<version>.tgz) and the archives. With `basic`, every request needs it.
+ * charts/<name>-<version>.tgz) and the archives, under `prefix` (e.g. "/charts/stable": a
+ * repository that is not at the server's root). With `basic`, every request needs it; with
+ * `token`, every request needs the query `?token=<token>` (a token in the repository URL).
  */
-export async function startHelmRepo(options: { basic?: string } = {}): Promise<HelmRepo> {
+export async function startHelmRepo(
+  options: { basic?: string; prefix?: string; token?: string } = {},
+): Promise<HelmRepo> {
+  const prefix = options.prefix ?? "";
   const archives = new Map<string, Uint8Array>();
   const entries = new Map<string, Array<Record<string, unknown>>>();
   const requests: string[] = [];
@@ -78,7 +83,12 @@ export async function startHelmRepo(options: { basic?: string } = {}): Promise<H
         return;
       }
     }
-    if (req.url === "/index.yaml") {
+    const url = new URL(req.url ?? "/", "http://repo");
+    if (options.token !== undefined && url.searchParams.get("token") !== options.token) {
+      res.writeHead(403).end();
+      return;
+    }
+    if (url.pathname === `${prefix}/index.yaml`) {
       const index = {
         apiVersion: "v1",
         entries: Object.fromEntries(entries),
@@ -87,7 +97,7 @@ export async function startHelmRepo(options: { basic?: string } = {}): Promise<H
       res.writeHead(200, { "content-type": "application/x-yaml" }).end(stringify(index));
       return;
     }
-    const archive = archives.get(req.url ?? "");
+    const archive = archives.get(url.pathname);
     if (!archive) {
       res.writeHead(404).end();
       return;
@@ -95,14 +105,13 @@ export async function startHelmRepo(options: { basic?: string } = {}): Promise<H
     res.writeHead(200, { "content-type": "application/gzip" }).end(archive);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`,
     requests,
     add(chart) {
       const archive = packageChart(chart.name, chart.files);
       const file = `charts/${chart.name}-${chart.version}.tgz`;
-      archives.set(`/${file}`, archive);
+      archives.set(`${prefix}/${file}`, archive);
       const list = (entries.get(chart.name) ?? []).filter((e) => e["version"] !== chart.version);
       list.push({
         apiVersion: "v2",

@@ -38,5 +38,7 @@ export async function callApi(
 export async function installAppCrd(transport: KubeTransport): Promise<void> {
   const kube = createKubePort(transport, { discovery: new DiscoveryCache() });
   await kube.apply(parse(readFileSync(CRD, "utf8")) as KubeObject);
-  await waitFor("App CRD served", () => kube.resourceFor("plumb.dev/v1alpha1", "App"), 30_000, 200);
+  await waitFor("App CRD served", () => kube.resourceFor("plumb.dev/v1alpha1", "App"), {
+    everyMs: 200,
+  });
 }

@@ -52,14 +52,10 @@ export async function startServe(
   child.stdout?.on("data", (d) => (output += d));
   child.stderr?.on("data", (d) => (output += d));
   const base = `http://127.0.0.1:${port}`;
-  await waitFor(
-    "plumb serve up",
-    async () => {
-      if (child.exitCode !== null) throw new Error(`plumb serve exited: ${output}`);
-      return (await fetch(`${base}/healthz`).catch(() => undefined))?.ok;
-    },
-    20_000,
-  );
+  await waitFor("plumb serve up", async () => {
+    if (child.exitCode !== null) throw new Error(`plumb serve exited: ${output}`);
+    return (await fetch(`${base}/healthz`).catch(() => undefined))?.ok;
+  });
   return {
     base,
     port,

@@ -121,7 +121,6 @@ export async function startWorkerd(
     await waitFor(
       "wrangler dev up",
       async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
-      120_000,
     );
   } catch (err) {
     await stop();

@@ -5,11 +5,11 @@ import { nameOf } from "../../core/index.ts";
 import { rowSource } from "../../plan/index.ts";
 import { type Delivery, readDelivery } from "../delivery.ts";
 import { HttpError } from "../errors.ts";
-import { appMatchesPush } from "../match.ts";
+import { appMatchesPush, noMatchReason, pushRepositories, sameRepository } from "../match.ts";
 import type { AppStore, HttpDeps, HttpEnv, TriggerTarget } from "../types.ts";
 import { decodeExact, verifyGitea, verifyGitHub, verifyGitLab } from "../verify.ts";
 import type { Provider } from "../webhooks.ts";
-import { isRefDeletion, PROVIDERS, parsePush } from "../webhooks.ts";
+import { isRefDeletion, PROVIDERS, type PushEvent, parsePush } from "../webhooks.ts";
 
 /** Per provider: the configured secret, how to authenticate and which event header to read. */
 const PROVIDER = {
@@ -62,7 +62,9 @@ async function authentic(
  *   or a form sent to the GitLab route (GitLab only sends JSON);
  * - otherwise every App whose spec.source.git matches ({@link appMatchesPush}) is passed to
  *   `deps.trigger` with its source and the answer is 202 {"apps": ["ns/name", ...], "revision":
- *   <after>, "ref"}. The Apps are read as the compact list, in pages (a push costs
+ *   <after>, "ref"}; when none matches, also "reason" (the repositories and ref compared,
+ *   and how many Apps follow the repository on other refs: {@link noMatchReason}) and
+ *   "repositories". The Apps are read as the compact list, in pages (a push costs
  *   kilobytes per hundred Apps, not their statuses).
  */
 export function registerWebhookRoutes(
@@ -116,9 +118,7 @@ export function registerWebhookRoutes(
         return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);
       }
 
-      const matched = await matchingApps(deps.apps, (row) =>
-        row.git ? appMatchesPush(row.git, push) : false,
-      );
+      const { matched, onOtherRefs } = await matchingApps(deps.apps, push);
       const keys: TriggerTarget[] = matched.map((row) => ({
         namespace: row.namespace,
         name: row.name,
@@ -131,8 +131,12 @@ export function registerWebhookRoutes(
         ref: push.ref,
         after: push.after,
         apps: keys.length,
+        ...(keys.length === 0 ? { repositories: pushRepositories(push) } : {}),
       });
-      return c.json({ apps: keys.map(nameOf), revision: push.after, ref: push.ref }, 202);
+      const answer = { apps: keys.map(nameOf), revision: push.after, ref: push.ref };
+      if (keys.length > 0) return c.json(answer, 202);
+      const reason = noMatchReason(push, onOtherRefs);
+      return c.json({ ...answer, reason, repositories: pushRepositories(push) }, 202);
     });
   }
 }
@@ -140,16 +144,27 @@ export function registerWebhookRoutes(
 /** Rows per page when a webhook reads the App list. */
 const PAGE = 500;
 
-/** The Apps (compact rows, every page) that `matches` keeps. */
-async function matchingApps(apps: AppStore, matches: (row: AppRow) => boolean): Promise<AppRow[]> {
-  const out: AppRow[] = [];
+/**
+ * The Apps (compact rows, every page) whose Git source the push concerns, and how many others
+ * follow the pushed repository on another ref (for the answer when none matched).
+ */
+async function matchingApps(
+  apps: AppStore,
+  push: PushEvent,
+): Promise<{ matched: AppRow[]; onOtherRefs: number }> {
+  const matched: AppRow[] = [];
+  let onOtherRefs = 0;
   let next: string | undefined;
   do {
     const page = await apps.listAppRows(undefined, PAGE, next);
-    out.push(...page.rows.filter(matches));
+    for (const row of page.rows) {
+      if (!row.git) continue;
+      if (appMatchesPush(row.git, push)) matched.push(row);
+      else if (sameRepository(row.git, push)) onOtherRefs++;
+    }
     next = page.continue;
   } while (next);
-  return out;
+  return { matched, onOtherRefs };
 }
 
 /** Headers naming a delivery: GitHub, GitLab (newer and older), Gitea. */

@@ -11,7 +11,7 @@ header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-con
 padding:.6rem 1rem;border-bottom:1px solid var(--line)}
 header a.brand{font-weight:700;text-decoration:none;color:var(--fg)}
 header form{margin:0}
-main{padding:1rem;max-width:72rem;margin:0 auto}
+main{padding:1rem;max-width:90rem;margin:0 auto}
 h1{font-size:1.3rem;margin:.2rem 0 .8rem;word-break:break-all}
 h2{font-size:1.05rem;margin:1.6rem 0 .5rem}
 a{color:var(--accent)}
@@ -21,9 +21,10 @@ table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600;white-space:nowrap;background:var(--chip)}
 tr:last-child td{border-bottom:0}
-td.msg{min-width:14rem}
+td.msg{min-width:16rem;overflow-wrap:anywhere}
+td.src{min-width:12rem;max-width:24rem}
+td.src code{word-break:normal;overflow-wrap:anywhere}
 code{font:.88em ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
-code.src{word-break:normal;overflow-wrap:anywhere;display:inline-block;max-width:18rem}
 .badge{display:inline-block;padding:0 .45rem;border-radius:1rem;font-size:.78rem;font-weight:600;
 background:var(--chip);white-space:nowrap;margin:0 .2rem .2rem 0}
 .b-held{color:var(--warn);border:1px solid var(--warn)}
@@ -43,7 +44,7 @@ button.danger{color:var(--bad);border-color:var(--bad)}
 .actions form{margin:0}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margin:0}
 dt{color:var(--muted)}
-dd{margin:0;word-break:break-all}
+dd{margin:0;overflow-wrap:anywhere}
 .notice{padding:.6rem .8rem;border-radius:6px;border:1px solid var(--line);background:var(--chip);margin:0 0 1rem}
 .notice.error{border-color:var(--bad)}
 .preview li{margin:.15rem 0}

@@ -95,22 +95,39 @@ function badges(app: App): Child[] {
   return out;
 }
 
-/** "3m ago" (or "in 2m") from `now`, for a time that also shows in full as the title. */
-function ago(time: string | undefined, now: Date): Child {
+/** "45s", "12m", "3h", "2d": a duration of `ms` (its absolute value), coarsely. */
+function span(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/**
+ * How a time reads from `now`, by which way it faces: a past event ("past": last sync, an
+ * Event) is "3m ago", "just now" within the second, "in 2m" only when it lies ahead (a clock
+ * ahead of this one); a coming one ("next": the next reconcile) is "in 2m", and "due now" once
+ * it has come (the App runs at the next tick), never "0s ago".
+ */
+export function relativeTime(at: number, now: number, facing: "past" | "next"): string {
+  const ms = now - at;
+  if (facing === "next") return ms >= 0 ? "due now" : `in ${span(ms)}`;
+  if (Math.abs(ms) < 500) return "just now";
+  return ms > 0 ? `${span(ms)} ago` : `in ${span(ms)}`;
+}
+
+/** {@link relativeTime} of an RFC 3339 time, with the time in full as the title. */
+function when(time: string | undefined, now: Date, facing: "past" | "next"): Child {
   if (!time) return h("span", { class: "muted" }, "never");
   const ms = Date.parse(time);
   if (Number.isNaN(ms)) return time;
-  const s = Math.round((now.getTime() - ms) / 1000);
-  const abs = Math.abs(s);
-  const text =
-    abs < 60
-      ? `${abs}s`
-      : abs < 3600
-        ? `${Math.floor(abs / 60)}m`
-        : abs < 86400
-          ? `${Math.floor(abs / 3600)}h`
-          : `${Math.floor(abs / 86400)}d`;
-  return h("time", { datetime: time, title: time }, s >= 0 ? `${text} ago` : `in ${text}`);
+  return h("time", { datetime: time, title: time }, relativeTime(ms, now.getTime(), facing));
+}
+
+/** A past time: "3m ago". */
+function ago(time: string | undefined, now: Date): Child {
+  return when(time, now, "past");
 }
 
 function readyCondition(app: App): Condition | undefined {
@@ -129,8 +146,19 @@ function describeRef(r: ObjectRef): string {
   return r.namespace ? `${r.kind} ${r.namespace}/${r.name}` : `${r.kind} ${r.name}`;
 }
 
-function table(headers: string[], rows: Child[][], empty: string): Child {
+/**
+ * A table that scrolls sideways inside its box when the screen is narrower than it.
+ * `classes[i]` is column i's cell class: "src" (a source URL, broken only after its slashes
+ * and before its ref) or "msg" (prose that takes the room left and wraps, long words too).
+ */
+function table(
+  headers: string[],
+  rows: Child[][],
+  empty: string,
+  classes: ReadonlyArray<string | undefined> = [],
+): Child {
   if (rows.length === 0) return h("p", { class: "muted" }, empty);
+  const td = (c: Child, i: number) => h("td", classes[i] ? { class: classes[i] } : null, c);
   return h(
     "div",
     { class: "scroll" },
@@ -138,13 +166,19 @@ function table(headers: string[], rows: Child[][], empty: string): Child {
       "table",
       null,
       h("thead", null, h("tr", null, ...headers.map((t) => h("th", { scope: "col" }, t)))),
-      h(
-        "tbody",
-        null,
-        ...rows.map((cells) => h("tr", null, ...cells.map((c) => h("td", null, c)))),
-      ),
+      h("tbody", null, ...rows.map((cells) => h("tr", null, ...cells.map(td)))),
     ),
   );
+}
+
+/**
+ * `text` with a line-break opportunity (<wbr>) after each "/" and before "@": a URL then wraps
+ * between its path segments and before its ref, not inside a name.
+ */
+function breakable(text: string): Child[] {
+  return text
+    .split(/(?<=\/)|(?=@)/)
+    .flatMap((part, i) => (i === 0 ? [part] : [h("wbr", null), part]));
 }
 
 /** The Apps list with its namespace and status filters. */
@@ -191,12 +225,12 @@ export function appsPage(opts: {
     return [
       app.metadata.namespace,
       [h("a", { href: appHref(app) }, app.metadata.name), " ", badges(app)],
-      h("code", { class: "src" }, sourceText(app)),
+      h("code", null, ...breakable(sourceText(app))),
       revisionText(s.revision),
       statusText(s.syncStatus),
       statusText(s.healthStatus),
       ago(s.lastSyncedAt, opts.now),
-      h("span", { class: "msg" }, readyCondition(app)?.message ?? s.healthReason ?? ""),
+      readyCondition(app)?.message ?? s.healthReason ?? "",
     ];
   });
   return layout(
@@ -207,6 +241,7 @@ export function appsPage(opts: {
       ["Namespace", "Name", "Source", "Revision", "Sync", "Health", "Last sync", "Message"],
       rows,
       "No Apps match.",
+      [undefined, undefined, "src", undefined, undefined, undefined, undefined, "msg"],
     ),
   );
 }
@@ -287,7 +322,11 @@ export function appPage(opts: {
     "dl",
     null,
     h("dt", null, "Source"),
-    h("dd", null, h("code", null, source.location ? `${source.location}@${source.ref}` : "—")),
+    h(
+      "dd",
+      null,
+      h("code", null, ...breakable(source.location ? `${source.location}@${source.ref}` : "—")),
+    ),
     h("dt", null, "Sync"),
     h("dd", null, statusText(s.syncStatus)),
     h("dt", null, "Health"),
@@ -308,7 +347,7 @@ export function appPage(opts: {
     h("dt", null, "Last sync"),
     h("dd", null, ago(s.lastSyncedAt, now)),
     h("dt", null, "Next reconcile"),
-    h("dd", null, ago(nextRunOf(app, now), now)),
+    h("dd", null, when(nextRunOf(app, now), now, "next")),
   );
 
   const actions = h(
@@ -354,9 +393,10 @@ export function appPage(opts: {
       describeRef(r),
       statusText(r.status),
       statusText(r.health),
-      h("span", { class: "msg" }, r.message ?? ""),
+      r.message ?? "",
     ]),
     "No resources.",
+    [undefined, undefined, undefined, "msg"],
   );
   const drift = table(
     ["Object", "Field", "Desired", "Live", "Manager"],
@@ -402,11 +442,12 @@ export function appPage(opts: {
     opts.events.map((e) => [
       statusText(e.type),
       e.reason,
-      h("span", { class: "msg" }, e.message),
+      e.message,
       String(e.count),
       ago(e.lastTimestamp, now),
     ]),
     "No recent Events.",
+    [undefined, undefined, "msg"],
   );
   const conditions = table(
     ["Type", "Status", "Reason", "Message", "Since"],
@@ -414,10 +455,11 @@ export function appPage(opts: {
       c.type,
       statusText(c.status),
       c.reason,
-      h("span", { class: "msg" }, c.message),
+      c.message,
       ago(c.lastTransitionTime, now),
     ]),
     "No conditions.",
+    [undefined, undefined, undefined, "msg"],
   );
 
   const title = `${app.metadata.namespace}/${app.metadata.name}`;

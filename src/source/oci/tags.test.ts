@@ -99,7 +99,7 @@ describe("nextPath (RFC 8288 Link)", () => {
 });
 
 describe("ImagePort.pin", () => {
-  const port = createImagePort({ timeoutMs: 10_000 });
+  const port = createImagePort();
   const auth = { username: "robot", password: "s3cret" };
 
   it("picks the highest tag matching a range and pins its digest, with one token", async () => {
