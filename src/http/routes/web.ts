@@ -56,16 +56,6 @@ const COOKIE = {
   sameSite: "Strict",
 } as const;
 
-/** Headers of every page: no framing, no inline or foreign content, nothing cached. */
-const PAGE_HEADERS: Record<string, string> = {
-  "content-security-policy":
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
-
 /**
  * Registers the web page (when PLUMB_SESSION_KEY is set; otherwise these routes answer 404):
  * - GET /login, POST /login {token, _csrf}: a valid API token sets the session cookie
@@ -87,7 +77,6 @@ export function registerWebRoutes(
     c.body(STYLESHEET, 200, {
       "content-type": "text/css; charset=utf-8",
       "cache-control": "public, max-age=3600",
-      "x-content-type-options": "nosniff",
     }),
   );
 
@@ -99,21 +88,19 @@ export function registerWebRoutes(
   const page = async (c: Context<HttpEnv>, node: JSXNode, status: 200 | 401 | 403 = 200) =>
     c.html(await renderDocument(node), status);
 
-  // Every web route: HTML errors, the page's headers, and the session if there is one.
+  // Every web route: HTML errors and the session if there is one (the security headers are
+  // every answer's: headers.ts).
   const web: MiddlewareHandler<HttpEnv> = async (c, next) => {
     c.set("errorPage", async (status, message) => {
       const s = sessions.get(c);
-      const res = c.html(
+      return c.html(
         await renderDocument(errorPage(status, message, s?.caller, s?.csrf)),
         status as 400,
       );
-      for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
-      return res;
     });
     if (!keys) throw new HttpError(404, "the web page is off: set PLUMB_SESSION_KEY to turn it on");
     sessions.set(c, await keys.open(getCookie(c, SESSION_COOKIE, "host"), deps.now()));
     await next();
-    for (const [k, v] of Object.entries(PAGE_HEADERS)) c.res.headers.set(k, v);
   };
   /** The session of a GET, or a redirect to the sign-in form. */
   const viewer = (c: Context<HttpEnv>): Session | undefined => sessions.get(c);
