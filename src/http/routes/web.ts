@@ -7,6 +7,7 @@ import type { App, Operation } from "../../app/index.ts";
 import { isDnsLabel, isDnsSubdomain } from "../../core/index.ts";
 import { keyOf, requestedOperation } from "../appview.ts";
 import { requireNamespace, tokenLookup } from "../auth.ts";
+import { DEFAULT_NAMESPACE } from "../config.ts";
 import { HttpError } from "../errors.ts";
 import { appsVisibleTo } from "../listing.ts";
 import { buildOperation, submitOperation } from "../operations.ts";
@@ -60,13 +61,16 @@ const COOKIE = {
  * Registers the web page (when PLUMB_SESSION_KEY is set; otherwise these routes answer 404):
  * - GET /login, POST /login {token, _csrf}: a valid API token sets the session cookie
  *   (signed, expiring after SESSION_SECONDS, HttpOnly, Secure, SameSite=Strict) → 303 /
- * - POST /logout {_csrf} → cookie cleared, 303 /login
+ * - POST /logout {_csrf} → the sign-out recorded in the cluster (a Lease in PLUMB_NAMESPACE
+ *   until the session would have expired: every plumb process refuses the cookie from then
+ *   on), cookie cleared, 303 /login; when the record cannot be written, 502 saying so
  * - GET / [?namespace=&status=]: the Apps the token may see
  * - GET /apps/:ns/:name, GET /apps/:ns/:name/approve (the held preview, Approve / Reject)
  * - POST /apps/:ns/:name/operations {_csrf, type: approve|reject|sync|restart|rollback,
  *   revision?}: the API's rules (buildOperation), then 303 back to the App
- * A GET without a session goes to /login; a POST without one is 401, with a missing or wrong
- * CSRF token 403, both before the cluster is read. Errors are HTML pages.
+ * A GET without a session (or with a signed-out one) goes to /login; a POST without one is
+ * 401, with a missing or wrong CSRF token 403, both before anything but the sign-out record is
+ * read. Errors are HTML pages.
  */
 export function registerWebRoutes(
   app: Hono<HttpEnv>,
@@ -83,6 +87,7 @@ export function registerWebRoutes(
   const key = deps.config.sessionKey;
   const keys = key ? new SessionKeys(key, deps.config.apiTokens) : undefined;
   const findToken = tokenLookup(deps.config.apiTokens);
+  const namespace = deps.config.namespace ?? DEFAULT_NAMESPACE;
   const sessions = new WeakMap<Context, Session | undefined>();
 
   const page = async (c: Context<HttpEnv>, node: JSXNode, status: 200 | 401 | 403 = 200) =>
@@ -99,7 +104,11 @@ export function registerWebRoutes(
       );
     });
     if (!keys) throw new HttpError(404, "the web page is off: set PLUMB_SESSION_KEY to turn it on");
-    sessions.set(c, await keys.open(getCookie(c, SESSION_COOKIE, "host"), deps.now()));
+    const opened = await keys.open(getCookie(c, SESSION_COOKIE, "host"), deps.now());
+    // A signed-out session is no session, in whichever process it was signed out.
+    const out = opened !== undefined && (await deps.apps.signedOut(namespace, opened.record));
+    if (out) deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, prefix: "host" });
+    sessions.set(c, out ? undefined : opened);
     await next();
   };
   /** The session of a GET, or a redirect to the sign-in form. */
@@ -146,8 +155,19 @@ export function registerWebRoutes(
 
   app.post("/logout", web, limit, async (c) => {
     if (!viewer(c)) return c.redirect("/login", 303);
-    await poster(c);
+    const { session } = await poster(c);
     deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, prefix: "host" });
+    try {
+      await deps.apps.recordSignOut(namespace, session.record, session.expires);
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      deps.log?.({ msg: "web sign-out not recorded", token: session.caller.name, status });
+      throw new HttpError(
+        502,
+        `Signed out in this browser, but the sign-out could not be recorded in namespace ${namespace}${typeof status === "number" ? ` (HTTP ${status})` : ""}: the session stays valid until ${session.expires.toISOString()} wherever its cookie is kept. plumb records sign-outs as Leases in PLUMB_NAMESPACE: make sure that namespace exists and plumb may create Leases there.`,
+      );
+    }
+    deps.log?.({ msg: "web sign-out", token: session.caller.name });
     return c.redirect("/login", 303);
   });
 
