@@ -1,5 +1,5 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
-import { FINALIZER, validateSpec } from "../app/index.ts";
+import { ANNOTATION_PRUNE, FINALIZER, validateSpec } from "../app/index.ts";
 import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
 import { planPrune, type RunEvent } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
@@ -17,7 +17,8 @@ import { isRecordable } from "./settle.ts";
 /**
  * With syncPolicy.prune (the default), prunes every inventory object no other App claims
  * (never a Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion
- * takes others' objects with it: kept with a Warning Event), then removes the finalizer; with
+ * takes others' objects with it: kept with a Warning Event, and the finalizer with it, until
+ * it can be pruned), then removes the finalizer; with
  * prune: false it only removes the finalizer (Flux's prune: false does the same). A delete
  * that fails keeps the finalizer, records the failure in status (PruneFailed, the inventory
  * trimmed to what is left) and is retried next run. A 404 is success; deleting in a
@@ -109,11 +110,19 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
         message: skip.reason,
       });
     }
-    if (done.failed.length > 0) {
-      const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
+    // A Namespace or CRD that still holds others' objects stays tracked, and the finalizer
+    // with it, until it can be pruned: dropped, nothing would ever prune it.
+    const waiting = plan.skip.filter((s) => s.keep);
+    if (done.failed.length > 0 || waiting.length > 0) {
+      const message = [
+        ...(done.failed.length > 0
+          ? [`finalizer could not prune: ${pruneErrors(done).join("; ")}`]
+          : []),
+        ...(waiting.length > 0 ? [waitMessage(waiting.map((w) => w.reason))] : []),
+      ].join("; ");
       const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
       return recordRun(ctx, interval, {
-        inventory: done.failed.map((f) => f.ref),
+        inventory: [...done.failed.map((f) => f.ref), ...waiting.map((s) => s.ref)],
         departed: departed.remaining,
         resources: ctx.prev.resources ?? [],
         health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
@@ -122,6 +131,24 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
         events: [{ type: "Warning", reason: failure.reason, message }],
       });
     }
+  }
+  if (departed.remaining.length > 0) {
+    // Kept on a former destination (what its cascade guard could not check or would take
+    // others' objects with it): tracked, and the finalizer with it, until it can be pruned.
+    const kept = departed.events.filter((e) => e.reason === EventReason.PruneSkipped);
+    const message = waitMessage(
+      kept.length > 0 ? kept.map((e) => e.message) : ["objects on a former destination"],
+    );
+    const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
+    return recordRun(ctx, interval, {
+      inventory: [],
+      departed: departed.remaining,
+      resources: ctx.prev.resources ?? [],
+      health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
+      syncStatus: ctx.prev.syncStatus ?? "Unknown",
+      failure,
+      events: [{ type: "Warning", reason: failure.reason, message }],
+    });
   }
   // The App's DNS records go with its objects (and stay with them when prune is off).
   const dnsError = prune ? await removeDnsRecords(ctx) : undefined;
@@ -144,6 +171,14 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
   return { app: ctx.id, outcome: "Finalized" };
+}
+
+/**
+ * Why the finalizer keeps the App: "finalizer waits to prune Namespace x: deleting it would
+ * delete 1 object that is not this App's: ...", and the way out.
+ */
+function waitMessage(reasons: readonly string[]): string {
+  return `finalizer waits to prune: ${reasons.join("; ")} (tried again on every run; remove its ${ANNOTATION_PRUNE} annotation, or set syncPolicy.prune: false, to leave it and let the App go)`;
 }
 
 /** One Event on the App, redacted; a failure to emit it is logged, never the run's. */
