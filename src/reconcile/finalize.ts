@@ -1,7 +1,7 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
-import { ANNOTATION_PRUNE, FINALIZER, validateSpec } from "../app/index.ts";
+import { FINALIZER, validateSpec } from "../app/index.ts";
 import { EventReason, FailureReason, KubeApiError } from "../core/index.ts";
-import { planPrune, type RunEvent } from "../plan/index.ts";
+import { type PruneSkip, planPrune, type RunEvent } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
@@ -10,7 +10,7 @@ import { abortedOutcome } from "./failed.ts";
 import { withLease } from "./lease.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
-import { executePrune, pruneErrors } from "./prune.ts";
+import { executePrune, finalizerWaits, type PruneOutcome } from "./prune.ts";
 import { type RunLine, recordRun } from "./record.ts";
 import { isRecordable } from "./settle.ts";
 
@@ -86,6 +86,8 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
   }
   // What was done or kept there (Pruned, PruneSkipped), where `kubectl describe app` shows it.
   for (const event of departed.events) await emit(ctx, event);
+  let done: PruneOutcome = { deleted: [], failed: [] };
+  let kept: PruneSkip[] = [];
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
@@ -100,7 +102,8 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
         app: ctx.ref,
       }),
     );
-    const done = await executePrune(ctx, plan);
+    done = await executePrune(ctx, plan);
+    kept = plan.skip.filter((s) => s.keep);
     // What another App renders too stays (a Normal Event naming it), as does what would take
     // others' objects with it (a Warning): say so where `kubectl describe app` shows it.
     for (const skip of plan.skip.filter((s) => s.claimed || s.warn)) {
@@ -110,38 +113,14 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
         message: skip.reason,
       });
     }
-    // A Namespace or CRD that still holds others' objects stays tracked, and the finalizer
-    // with it, until it can be pruned: dropped, nothing would ever prune it.
-    const waiting = plan.skip.filter((s) => s.keep);
-    if (done.failed.length > 0 || waiting.length > 0) {
-      const message = [
-        ...(done.failed.length > 0
-          ? [`finalizer could not prune: ${pruneErrors(done).join("; ")}`]
-          : []),
-        ...(waiting.length > 0 ? [waitMessage(waiting.map((w) => w.reason))] : []),
-      ].join("; ");
-      const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
-      return recordRun(ctx, interval, {
-        inventory: [...done.failed.map((f) => f.ref), ...waiting.map((s) => s.ref)],
-        departed: departed.remaining,
-        resources: ctx.prev.resources ?? [],
-        health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
-        syncStatus: ctx.prev.syncStatus ?? "Unknown",
-        failure,
-        events: [{ type: "Warning", reason: failure.reason, message }],
-      });
-    }
   }
-  if (departed.remaining.length > 0) {
-    // Kept on a former destination (what its cascade guard could not check or would take
-    // others' objects with it): tracked, and the finalizer with it, until it can be pruned.
-    const kept = departed.events.filter((e) => e.reason === EventReason.PruneSkipped);
-    const message = waitMessage(
-      kept.length > 0 ? kept.map((e) => e.message) : ["objects on a former destination"],
-    );
+  // Failed deletes, and what the cascade guard kept here or on a former destination, keep the
+  // finalizer: tracked until pruned (dropped, nothing would ever prune them).
+  const message = finalizerWaits(done, kept, departed);
+  if (message) {
     const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
     return recordRun(ctx, interval, {
-      inventory: [],
+      inventory: [...done.failed.map((f) => f.ref), ...kept.map((s) => s.ref)],
       departed: departed.remaining,
       resources: ctx.prev.resources ?? [],
       health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
@@ -171,14 +150,6 @@ async function finalize(ctx: RunContext, prune: boolean, interval: string): Prom
     ctx.lease ? { signal: ctx.lease.signal } : undefined,
   );
   return { app: ctx.id, outcome: "Finalized" };
-}
-
-/**
- * Why the finalizer keeps the App: "finalizer waits to prune Namespace x: deleting it would
- * delete 1 object that is not this App's: ...", and the way out.
- */
-function waitMessage(reasons: readonly string[]): string {
-  return `finalizer waits to prune: ${reasons.join("; ")} (tried again on every run; remove its ${ANNOTATION_PRUNE} annotation, or set syncPolicy.prune: false, to leave it and let the App go)`;
 }
 
 /** One Event on the App, redacted; a failure to emit it is logged, never the run's. */
