@@ -2,8 +2,9 @@
 // recorded in the cluster (a Lease in PLUMB_NAMESPACE until the session would have expired),
 // and `plumb serve` (Node) and the Worker (workerd, wrangler dev) both refuse the old cookie
 // after — whichever of them the person signed out on. Real API server; no state in either
-// process.
+// process. Both give every answer the same security headers, a 404 included.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SECURITY_HEADERS } from "../../src/http/headers.ts";
 import { type Served, startServe } from "../support/serve.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import { api, createApp, createNamespace, kubeconfig } from "./support.ts";
@@ -173,5 +174,28 @@ describe("sign-out ends the session in every plumb process", () => {
     expect(after).not.toContain(expired);
     expect(after).toHaveLength(before.length);
     for (const name of before.filter((n) => n !== expired)) expect(after).toContain(name);
+  });
+});
+
+describe("every answer of both processes carries the same security headers", () => {
+  it.each([
+    ["/healthz", 200],
+    ["/login", 200],
+    ["/", 303],
+    ["/api/v1/apps", 401],
+    ["/no/such/%3Cscript%3Ealert(1)%3C/script%3E", 404],
+  ])("%s", async (path, status) => {
+    for (const base of [serve.base, worker.base]) {
+      const res = await fetch(`${base}${path}`, { redirect: "manual" });
+      expect({ base, status: res.status }).toEqual({ base, status });
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) {
+        expect({ base, name, value: res.headers.get(name) }).toEqual({ base, name, value });
+      }
+      expect(res.headers.get("cache-control")).toBe("no-store");
+      if (status === 404) {
+        const body = (await res.json()) as { message: string };
+        expect(body.message).toBe("no route for GET /no/such/%3Cscript%3Ealert(1)%3C/script%3E");
+      }
+    }
   });
 });
