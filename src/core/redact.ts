@@ -46,8 +46,9 @@ function isShort(value: string): boolean {
 
 /**
  * Secret values, found and redacted in any text by detection rather than by a list of
- * spellings: the text is normalised (escapes undone in any nesting: JSON/Go backslashes,
- * percent-encoding once or more, HTML entities; then case folded; then, for binary-to-text
+ * spellings: the text is normalised (encodings undone in any nesting: JSON/Go backslashes,
+ * percent-encoding once or more, HTML entities, hex and base64 runs that spell text, as in
+ * hex of `Basic base64(...)`; then case folded; then, for binary-to-text
  * forms, whitespace and ":" dropped and base64url read as base64) and every normalised view is
  * searched for the value's canonical forms: the value itself, its hex, and the runs of its
  * base64 that only the value decides at each of the three byte offsets (so also inside a
