@@ -77,6 +77,8 @@ ${KUBE}
   GITHUB_WEBHOOK_SECRET, GITLAB_WEBHOOK_TOKEN, GITEA_WEBHOOK_SECRET
                                webhook secrets (a provider without one answers 404)
   PLUMB_SESSION_KEY            the web page's session key (32+ characters; unset: no page)
+  PLUMB_NAMESPACE              plumb's namespace, where sign-outs of the web page are recorded
+                               (default plumb-system)
   PLUMB_SLACK_SIGNING_SECRET, PLUMB_SLACK_APPROVERS, PLUMB_SLACK_RESPONSE_ORIGINS
                                Slack's Approve and Reject buttons
 

@@ -1,8 +1,9 @@
 // Redaction of secret values (rendered Secrets, Git and registry credentials) from any text
-// plumb writes: plain, base64 (standard and URL-safe, alone or inside a longer base64 string),
-// percent-encoded, JSON/Go-escaped (also more than once) and as HTML entities. Pure; imports
-// nothing outside src/core.
-import { decodedViews } from "./text-views.ts";
+// plumb writes, by detection: the text is normalised (escapes undone, case folded, separators
+// dropped) and searched for each value's plain, hex and base64 forms. Pure; imports nothing
+// outside src/core.
+import { Matcher, type Needle } from "./matcher.ts";
+import { decodedViews, foldCase, foldText, spanOf, squeeze, type TextView } from "./text-views.ts";
 
 /** What a secret is replaced with. */
 export const REDACTED = "[redacted]";
@@ -44,16 +45,29 @@ function isShort(value: string): boolean {
 }
 
 /**
- * Secret values and the redaction of every encoding of them from text. Values accumulate (a
- * process may register the Secrets of every App it reconciles: redacting one App's secret from
- * another App's message is harmless). One call per boundary: {@link redact} for a string,
- * {@link redactValue} for a JSON value (a status, an Event, an HTTP body, a log entry).
+ * Secret values, found and redacted in any text by detection rather than by a list of
+ * spellings: the text is normalised (encodings undone in any nesting: JSON/Go backslashes,
+ * percent-encoding once or more, HTML entities, hex and base64 runs that spell text, as in
+ * hex of `Basic base64(...)`; then case folded; then, for binary-to-text
+ * forms, whitespace and ":" dropped and base64url read as base64) and every normalised view is
+ * searched for the value's canonical forms: the value itself, its hex, and the runs of its
+ * base64 that only the value decides at each of the three byte offsets (so also inside a
+ * longer base64 string such as `Basic base64(user:token)`, padded or not, standard or URL-safe,
+ * upper- or lower-cased, wrapped or split by spaces). What is left of a value where a text was
+ * cut (before "…" or "...", or at the end of a long text) is redacted too.
+ * Values accumulate (a process may register the Secrets of every App it reconciles: redacting
+ * one App's secret from another App's message is harmless). One call per boundary:
+ * {@link redact} for a string, {@link redactValue} for a JSON value (a status, an Event, an
+ * HTTP body, a log entry). The cost of a text is linear in its length, whatever the number of
+ * values (src/core/matcher.ts).
  */
 export class Redactor {
-  /** Per long secret (keyed by its text), the strings to look for: itself and its base64. */
-  private readonly needles = new Map<string, string[]>();
-  /** Per short secret, the same, looked for only between quotes. */
-  private readonly shortNeedles = new Map<string, string[]>();
+  /** Per long secret (keyed by its text, or its bytes): its plain and its encoded forms. */
+  private readonly long = new Map<string, Forms>();
+  /** Per short secret, the strings looked for, only between quotes. */
+  private readonly short = new Map<string, string[]>();
+  /** Built on first use after the set of values changed. */
+  private compiled: Compiled | undefined;
 
   constructor(values: Iterable<string | Uint8Array> = []) {
     for (const v of values) this.add(v);
@@ -61,13 +75,13 @@ export class Redactor {
 
   /** Number of distinct secret values registered. */
   get size(): number {
-    return this.needles.size + this.shortNeedles.size;
+    return this.long.size + this.short.size;
   }
 
   /**
    * Registers a secret value: text, or bytes (a Secret's decoded `data`; redacted as text when
-   * they are UTF-8, and in base64 always). Empty values are ignored; a value with surrounding
-   * whitespace (a trailing newline from a file) is registered trimmed too.
+   * they are UTF-8, and in hex and base64 always). Empty values are ignored; a value with
+   * surrounding whitespace (a trailing newline from a file) is registered trimmed too.
    */
   add(value: string | Uint8Array): this {
     const bytes = typeof value === "string" ? new TextEncoder().encode(value) : value;
@@ -118,35 +132,40 @@ export class Redactor {
   }
 
   /**
-   * `text` with every registered secret, in every encoding, replaced by {@link REDACTED}. The
-   * value and its base64 forms are looked for in the text and in its decoded views
-   * (text-views.ts), and the span of the text each match came from is replaced, escapes and
-   * all. A short secret is replaced only where the view has it between two equal quotes.
+   * `text` with every registered secret, in any encoding, replaced by {@link REDACTED}: each
+   * normalised view of the text (text-views.ts) is searched for each value's forms, and the
+   * span of the text a match came from is replaced, escapes, separators and all (for a base64
+   * form, with the characters next to it that carry bits of the value, and its padding). A
+   * short secret is replaced only where a view has it whole between two equal quotes.
    */
   redact(text: string): string {
     if (this.size === 0 || text === "") return text;
+    const { plain, encoded, short, shortLongest } = this.compile();
     const spans: Array<[number, number]> = [];
+    const cutEnd = text.length >= CUT_LENGTH;
     for (const view of decodedViews(text)) {
-      const span = (i: number, n: number): [number, number] => [
-        view.start[i] ?? 0,
-        view.start[i + n] ?? text.length,
-      ];
-      for (const list of this.needles.values()) {
-        for (const needle of list) {
-          for (const i of occurrences(view.text, needle)) spans.push(span(i, needle.length));
-        }
+      const folded = foldCase(view);
+      const squeezed = squeeze(folded);
+      const add = (v: TextView, from: number, to: number) => spans.push(spanOf(v, from, to));
+      plain.find(folded.text, (at, n) => add(folded, at, at + n.text.length));
+      const encodedHit = (at: number, n: Needle, end = at + n.text.length) => {
+        const t = squeezed.text;
+        const from = n.before && at > 0 && isBase64Char(t[at - 1]) ? at - 1 : at;
+        let to = end;
+        if (n.after && end === at + n.text.length && isBase64Char(t[to])) to++;
+        while (t[to] === "=") to++;
+        add(squeezed, from, to);
+      };
+      encoded.find(squeezed.text, (at, n) => encodedHit(at, n));
+      for (const end of cuts(folded.text, cutEnd)) {
+        plain.cutAt(folded.text, end, (at) => add(folded, at, end));
       }
-      for (const list of this.shortNeedles.values()) {
-        for (const needle of list) {
-          for (const i of occurrences(view.text, needle)) {
-            const before = view.text[i - 1];
-            const after = view.text[i + needle.length];
-            if (before !== undefined && QUOTES.includes(before) && before === after) {
-              spans.push(span(i, needle.length));
-            }
-          }
-        }
+      for (const end of cuts(squeezed.text, cutEnd)) {
+        encoded.cutAt(squeezed.text, end, (at, n) =>
+          end - at >= CUT_MIN_ENCODED ? encodedHit(at, n, end) : undefined,
+        );
       }
+      if (short.size > 0) quotedShort(view, short, shortLongest, add);
     }
     return replaceSpans(text, spans);
   }
@@ -177,41 +196,106 @@ export class Redactor {
     return out;
   }
 
+  private compile(): Compiled {
+    if (this.compiled) return this.compiled;
+    const forms = [...this.long.values()];
+    const short = new Set<string>();
+    for (const list of this.short.values()) for (const s of list) short.add(s);
+    this.compiled = {
+      plain: new Matcher(forms.flatMap((f) => f.plain.map((text) => ({ text })))),
+      encoded: new Matcher(forms.flatMap((f) => f.encoded)),
+      short,
+      shortLongest: Math.max(0, ...[...short].map((s) => s.length)),
+    };
+    return this.compiled;
+  }
+
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    const known = map.has(key);
+    map.delete(key);
+    map.set(key, value);
+    if (!known) this.compiled = undefined;
+    if (map.size > MAX_SECRET_VALUES) {
+      const oldest = map.keys().next();
+      if (!oldest.done) map.delete(oldest.value);
+    }
+  }
+
   private register(text: string, bytes: Uint8Array): void {
-    if (isShort(text)) remember(this.shortNeedles, text, [text, ...fullBase64(bytes)]);
-    else remember(this.needles, text, [text, ...base64Forms(bytes)]);
+    if (isShort(text)) this.remember(this.short, text, [text, ...fullBase64(bytes)]);
+    else this.remember(this.long, text, { plain: [foldText(text)], encoded: encodedForms(bytes) });
   }
 
   private registerBytes(bytes: Uint8Array): void {
     const key = `\u0000bytes:${fullBase64(bytes)[0]}`;
-    if (bytes.length < MIN_SECRET_LENGTH) remember(this.shortNeedles, key, fullBase64(bytes));
-    else remember(this.needles, key, base64Forms(bytes));
+    if (bytes.length < MIN_SECRET_LENGTH) this.remember(this.short, key, fullBase64(bytes));
+    else this.remember(this.long, key, { plain: [], encoded: encodedForms(bytes) });
   }
+}
+
+/** A long secret's forms: plain (case folded) and binary-to-text (folded as squeeze does). */
+interface Forms {
+  plain: string[];
+  encoded: Needle[];
+}
+
+interface Compiled {
+  plain: Matcher;
+  encoded: Matcher;
+  short: Set<string>;
+  shortLongest: number;
 }
 
 /**
  * Most values a Redactor keeps (of each length class). A long-lived process registers every
  * run's secrets again before it writes anything, so dropping the least recently registered
- * beyond this bound (a rotated password, a deleted App) loses nothing in use. ~0.7 KiB each.
+ * beyond this bound (a rotated password, a deleted App) loses nothing in use. ~0.5 KiB each.
  */
 export const MAX_SECRET_VALUES = 10_000;
 
-function remember(map: Map<string, string[]>, key: string, needles: string[]): void {
-  map.delete(key);
-  map.set(key, needles);
-  if (map.size > MAX_SECRET_VALUES) {
-    const oldest = map.keys().next();
-    if (!oldest.done) map.delete(oldest.value);
+/** A text at least this long may have been cut to a length: its end is searched for a value's start. */
+const CUT_LENGTH = 128;
+/**
+ * Shortest start of a base64 or hex form recognised at a cut: 8 characters (32 bits or more),
+ * so a long text ending in hex digits (a commit SHA) is not taken for one of thousands of
+ * values' starts. A plain value's start counts from CUT_MIN (4) characters.
+ */
+const CUT_MIN_ENCODED = 8;
+const ELLIPSES = ["\u2026", "..."];
+
+/** Where `text` may have been cut: before each ellipsis, and at its end when `end`. */
+function cuts(text: string, end: boolean): number[] {
+  const out: number[] = [];
+  for (const e of ELLIPSES) {
+    for (let i = text.indexOf(e); i >= 0; i = text.indexOf(e, i + 1)) out.push(i);
+  }
+  if (end) out.push(text.length);
+  return out;
+}
+
+/** Calls `add` for each short needle the view has whole between two equal quotes. */
+function quotedShort(
+  view: TextView,
+  short: ReadonlySet<string>,
+  longest: number,
+  add: (v: TextView, from: number, to: number) => void,
+): void {
+  const t = view.text;
+  for (let q = 0; q < t.length; q++) {
+    const quote = t[q] ?? "";
+    if (!QUOTES.includes(quote)) continue;
+    for (let n = 1; n <= longest && q + n + 1 < t.length; n++) {
+      if (t[q + n + 1] === quote && short.has(t.slice(q + 1, q + n + 1)))
+        add(view, q + 1, q + n + 1);
+    }
   }
 }
 
 const QUOTES = `"'\``;
+const BASE64_FOLDED = /^[a-z0-9+/]$/;
 
-/** Start offsets of every occurrence of `needle` in `text` (overlapping ones included). */
-function occurrences(text: string, needle: string): number[] {
-  const out: number[] = [];
-  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) out.push(i);
-  return out;
+function isBase64Char(ch: string | undefined): boolean {
+  return ch !== undefined && BASE64_FOLDED.test(ch);
 }
 
 /** `text` with the union of `spans` ([start, end) offsets) each replaced by REDACTED. */
@@ -261,16 +345,21 @@ function fullBase64(bytes: Uint8Array): string[] {
   return [...new Set([padded, bare, toUrlSafe(padded), toUrlSafe(bare)])];
 }
 
+const HEX_DIGITS = "0123456789abcdef";
+
 /**
- * The value's base64, and the runs of base64 characters that only the value decides when it
- * sits inside a longer base64 string at byte offset 0, 1 or 2 (mod 3):
- * with `i` bytes before it, base64 characters ceil(8i/6) to floor(8(i+n)/6) depend on the value
- * alone. That is how a token shows in `Authorization: Basic base64(user:token)` or in a
- * base64-encoded kubeconfig. Standard and URL-safe alphabets. Only for values of at least
- * MIN_SECRET_LENGTH bytes, whose runs are then at least 7 characters (42 bits) long.
+ * The value's binary-to-text forms, folded as text-views.ts squeeze() folds a text (lower
+ * case, standard base64 alphabet): its hex, and the run of base64 characters that only the
+ * value decides when it sits at byte offset 0, 1 or 2 (mod 3) of a base64 string: with `i`
+ * bytes before it, characters ceil(8i/6) to floor(8(i+n)/6) depend on the value alone; the
+ * one before (i > 0) and the one after (when (i+n) mod 3 > 0) carry some of its bits. A
+ * value of MIN_SECRET_LENGTH bytes or more has runs of at least 7 characters (42 bits, about
+ * 36 once case is folded).
  */
-function base64Forms(bytes: Uint8Array): string[] {
-  const out = fullBase64(bytes);
+function encodedForms(bytes: Uint8Array): Needle[] {
+  let hex = "";
+  for (const b of bytes) hex += (HEX_DIGITS[b >> 4] ?? "") + (HEX_DIGITS[b & 15] ?? "");
+  const out: Needle[] = [{ text: hex }];
   for (let i = 0; i < 3; i++) {
     const shifted = new Uint8Array(i + bytes.length);
     shifted.set(bytes, i);
@@ -278,9 +367,9 @@ function base64Forms(bytes: Uint8Array): string[] {
       Math.ceil((8 * i) / 6),
       Math.floor((8 * (i + bytes.length)) / 6),
     );
-    out.push(core, toUrlSafe(core));
+    out.push({ text: core.toLowerCase(), before: i > 0, after: (i + bytes.length) % 3 > 0 });
   }
-  return [...new Set(out)];
+  return out;
 }
 
 /** The bytes of standard or URL-safe base64 (padding optional), or undefined if it is not. */

@@ -1,17 +1,31 @@
-// Decoded views of a text, for finding a value whatever escaping a message gave it: each view
-// is the text with one kind of escape undone (JSON/Go backslash escapes, percent-encoding,
-// HTML entities), with every character mapped back to where it came from. Pure; used by
-// redact.ts.
+// Normalised views of a text, for finding a value whatever encoding a message gave it: each
+// view is the text with escapes undone (JSON/Go backslash escapes, percent-encoding, HTML
+// entities, in any order and nesting), or folded (case, whitespace, the base64url alphabet),
+// with every character mapped back to where it came from. Pure; used by redact.ts.
 
-/** A text and, per UTF-16 unit, its start offset in the original (plus the end, at `length`). */
+/**
+ * A text and, per UTF-16 unit, the offsets in the original where what it came from starts and
+ * ends (a decoded "A" from "%41" starts at the "%" and ends after the "1"). Without them the
+ * view is the original text itself (unit i is [i, i+1)).
+ */
 export interface TextView {
   text: string;
-  start: number[];
+  start?: number[];
+  end?: number[];
 }
 
-/** The original text, unchanged. */
-export function identityView(text: string): TextView {
-  return { text, start: Array.from({ length: text.length + 1 }, (_, i) => i) };
+/** Where in the original units `from` to `to` (exclusive, `to` > `from`) of `view` came from. */
+export function spanOf(view: TextView, from: number, to: number): [number, number] {
+  if (!view.start || !view.end) return [from, to];
+  return [view.start[from] ?? 0, view.end[to - 1] ?? 0];
+}
+
+function startOf(view: TextView, i: number): number {
+  return view.start ? (view.start[i] ?? 0) : i;
+}
+
+function endOf(view: TextView, i: number): number {
+  return view.end ? (view.end[i] ?? 0) : i + 1;
 }
 
 /** One decoding step at `i`: the decoded text and how many units of the input it consumed. */
@@ -19,18 +33,23 @@ type Step = (s: string, i: number) => [decoded: string, consumed: number] | unde
 
 /** Applies `step` along the view; characters no step decodes are copied. */
 function decode(view: TextView, step: Step): TextView {
-  const { text, start } = view;
+  const { text } = view;
   let out = "";
-  const outStart: number[] = [];
+  const start: number[] = [];
+  const end: number[] = [];
   for (let i = 0; i < text.length; ) {
     const hit = step(text, i);
     const [decoded, consumed] = hit ?? [text[i] ?? "", 1];
-    for (let k = 0; k < decoded.length; k++) outStart.push(start[i] ?? 0);
+    const from = startOf(view, i);
+    const to = endOf(view, i + consumed - 1);
+    for (let k = 0; k < decoded.length; k++) {
+      start.push(from);
+      end.push(to);
+    }
     out += decoded;
     i += consumed;
   }
-  outStart.push(start[text.length] ?? 0);
-  return { text: out, start: outStart };
+  return { text: out, start, end };
 }
 
 const HEX = /^[0-9a-fA-F]+$/;
@@ -150,34 +169,246 @@ export function decodeEntities(view: TextView): TextView {
   });
 }
 
-/** How many times backslash escapes are undone: JSON in JSON in JSON in JSON. */
-const ESCAPE_LEVELS = 4;
+/**
+ * The view in lower case (Unicode's default case mapping, per code point): the form a value is
+ * compared in, so "TOKEN", "Token" and "token" are one. When no character changes length (the
+ * common case) the offsets are the view's own.
+ */
+export function foldCase(view: TextView): TextView {
+  const lower = view.text.toLowerCase();
+  if (lower === view.text) return view;
+  if (lower.length === view.text.length) return { ...view, text: lower };
+  return decode(view, (s, i) => {
+    const cp = s.codePointAt(i) ?? 0;
+    const ch = String.fromCodePoint(cp);
+    return [foldText(ch), ch.length];
+  });
+}
+
+/** `text` folded as {@link foldCase} folds a view (per code point, so both agree). */
+export function foldText(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  let out = "";
+  for (const ch of text) out += ch.toLowerCase();
+  return out;
+}
+
+/** Separators a binary-to-text encoding may be broken up with: whitespace and ":" (hex dumps). */
+const SEPARATORS = /[\s:]/;
+const SQUEEZABLE = /[\s:_-]/;
 
 /**
- * The views a value is looked for in: the text itself, with backslash escapes undone up to
- * four times, and each of those with percent-encoding (with and without "+" as a space) and
- * HTML entities undone. Views equal to one already listed are left out.
+ * The view as binary-to-text encodings are compared in: whitespace and ":" dropped (base64
+ * wrapped at 64 or 76 columns, split into groups, hex written "de:ad:be:ef"), and the
+ * base64url alphabet ("-", "_") spelt in the standard one ("+", "/"). Meant for a view
+ * already folded to lower case; only base64 and hex forms are looked for in it.
+ */
+export function squeeze(view: TextView): TextView {
+  if (!SQUEEZABLE.test(view.text)) return view;
+  return decode(view, (s, i) => {
+    const ch = s[i] ?? "";
+    if (SEPARATORS.test(ch)) return ["", 1];
+    if (ch === "-") return ["+", 1];
+    if (ch === "_") return ["/", 1];
+    return undefined;
+  });
+}
+
+/** Shortest run of hex digits or base64 characters decoded as binary-to-text (12 bytes). */
+const MIN_RUN = 16;
+/** Share of printable bytes for a decoded run to count as text (a hash or a key does not). */
+const PRINTABLE = 0.9;
+
+const HEX_RUN = /[0-9a-fA-F]{16,}/g;
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+
+/** Maximal runs `pattern` (global) finds, as [index, length]. */
+function* runs(text: string, pattern: RegExp): Generator<[number, number]> {
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) yield [m.index, m[0].length];
+}
+
+/**
+ * Replaces each run `pattern` finds whose bytes (`bytesOf`, undefined when they are not text)
+ * decode to text by that text: UTF-8 sequences as characters, other bytes as U+00XX. `unitsOf(b0, b1)` says which
+ * units of the run bytes b0..b1 came from. Runs that do not decode, or decode to binary, stay.
+ */
+function decodeRuns(
+  view: TextView,
+  pattern: RegExp,
+  bytesOf: (run: string) => Uint8Array | undefined,
+  unitsOf: (b0: number, b1: number, length: number) => [number, number],
+): TextView {
+  const { text } = view;
+  let out = "";
+  const start: number[] = [];
+  const end: number[] = [];
+  let copied = 0;
+  const copy = (to: number) => {
+    for (let i = copied; i < to; i++) {
+      start.push(startOf(view, i));
+      end.push(endOf(view, i));
+    }
+    out += text.slice(copied, to);
+    copied = to;
+  };
+  for (const [index, length] of runs(text, pattern)) {
+    const run = text.slice(index, index + length);
+    const bytes = bytesOf(run);
+    if (!bytes) continue;
+    copy(index);
+    for (let b = 0; b < bytes.length; ) {
+      const seq = [...bytes.subarray(b, b + 4)];
+      const n = utf8Length(seq) || 1;
+      const ch =
+        n === 1
+          ? String.fromCharCode(bytes[b] ?? 0)
+          : new TextDecoder().decode(bytes.subarray(b, b + n));
+      const [u0, u1] = unitsOf(b, b + n, length);
+      for (let k = 0; k < ch.length; k++) {
+        start.push(startOf(view, index + u0));
+        end.push(endOf(view, index + Math.max(u0, u1 - 1)));
+      }
+      out += ch;
+      b += n;
+    }
+    copied = index + length;
+  }
+  if (copied === 0) return view;
+  copy(text.length);
+  return { text: out, start, end };
+}
+
+/**
+ * Reads bytes one at a time from `next` (undefined at the end) while they look like text
+ * (printable ASCII, tabs and newlines, well-formed UTF-8): the bytes, or undefined as soon as
+ * more than 1 in 10 of them (counting from the first 10) is not — a hash or a key gives up
+ * within a few bytes.
+ */
+function textBytes(count: number, next: (i: number) => number | undefined): Uint8Array | undefined {
+  const out = new Uint8Array(count);
+  let bad = 0;
+  let pending = 0;
+  let n = 0;
+  for (; n < count; n++) {
+    const b = next(n);
+    if (b === undefined) break;
+    let ok: boolean;
+    if (pending > 0) {
+      ok = (b & 0xc0) === 0x80;
+      pending = ok ? pending - 1 : 0;
+    } else if (b < 0x80) {
+      ok = (b >= 0x20 && b < 0x7f) || b === 0x0a || b === 0x09 || b === 0x0d;
+    } else {
+      pending =
+        b >= 0xc2 && b < 0xe0 ? 1 : b >= 0xe0 && b < 0xf0 ? 2 : b >= 0xf0 && b < 0xf5 ? 3 : 0;
+      ok = pending > 0;
+    }
+    if (!ok) bad++;
+    if (bad > Math.max(1, Math.floor((n + 1) * (1 - PRINTABLE)))) return undefined;
+    out[n] = b;
+  }
+  return n > 0 ? out.subarray(0, n) : undefined;
+}
+
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUE["0123456789abcdef".charCodeAt(i)] = i;
+  HEX_VALUE["0123456789ABCDEF".charCodeAt(i)] = i;
+}
+const BASE64_VALUE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 64; i++) {
+  BASE64_VALUE["ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".charCodeAt(i)] =
+    i;
+}
+BASE64_VALUE["-".charCodeAt(0)] = 62;
+BASE64_VALUE["_".charCodeAt(0)] = 63;
+
+/** Runs of 16 or more hex digits that spell text, decoded (a value written in hex). */
+export function decodeHexRuns(view: TextView): TextView {
+  return decodeRuns(
+    view,
+    HEX_RUN,
+    (run) =>
+      textBytes(Math.floor(run.length / 2), (i) => {
+        const hi = HEX_VALUE[run.charCodeAt(2 * i)] ?? -1;
+        const lo = HEX_VALUE[run.charCodeAt(2 * i + 1)] ?? -1;
+        return hi < 0 || lo < 0 ? undefined : (hi << 4) | lo;
+      }),
+    (b0, b1) => [2 * b0, 2 * b1],
+  );
+}
+
+/** Runs of 16 or more base64 (or base64url) characters that spell text, decoded. */
+export function decodeBase64Runs(view: TextView): TextView {
+  return decodeRuns(
+    view,
+    BASE64_RUN,
+    (run) => {
+      const chars = run.replace(/=+$/, "");
+      // One string is in one alphabet: "+" or "/" with "-" or "_" is not base64.
+      if (/[+/]/.test(chars) && /[-_]/.test(chars)) return undefined;
+      const sextet = (k: number) => BASE64_VALUE[chars.charCodeAt(k)] ?? 0;
+      return textBytes(Math.floor((chars.length * 6) / 8), (i) => {
+        // Byte i spans bits 8i..8i+7: sextets floor(8i/6) and the next.
+        const bit = 8 * i;
+        const k = Math.floor(bit / 6);
+        const pair = (sextet(k) << 6) | sextet(k + 1);
+        return (pair >> (12 - (bit % 6) - 8)) & 0xff;
+      });
+    },
+    (b0, b1, length) => [Math.floor((b0 * 4) / 3), Math.min(length, Math.ceil((b1 * 4) / 3))],
+  );
+}
+
+/** An encoding a view may undo, and whether the text may have anything it would change. */
+const DECODERS: ReadonlyArray<{
+  applies: (text: string) => boolean;
+  run: (v: TextView) => TextView;
+}> = [
+  { applies: (t) => t.includes("\\"), run: unescapeBackslashes },
+  { applies: (t) => t.includes("%"), run: (v) => percentDecode(v, false) },
+  { applies: (t) => t.includes("+"), run: (v) => percentDecode(v, true) },
+  { applies: (t) => t.includes("&"), run: decodeEntities },
+  { applies: (t) => t.length >= MIN_RUN && /[0-9a-fA-F]{16}/.test(t), run: decodeHexRuns },
+  { applies: (t) => t.length >= MIN_RUN && /[A-Za-z0-9+/_-]{16}/.test(t), run: decodeBase64Runs },
+];
+
+/**
+ * How many escapes deep a value is looked for (JSON in JSON in JSON in JSON, then
+ * percent-encoded twice: 6), and how many views of one text at most: hostile text full of
+ * backslashes, "%", "+" and "&" costs a bounded number of linear passes.
+ */
+export const MAX_DEPTH = 6;
+export const MAX_VIEWS = 48;
+
+/**
+ * The views a value is looked for in: the text itself and, breadth first (the shallowest
+ * combinations first), the text with backslash escapes, percent-encoding (with and without
+ * "+" as a space), HTML entities, and hex and base64 runs that spell text undone, each of
+ * them again on every view, up to
+ * {@link MAX_DEPTH} levels and {@link MAX_VIEWS} views. Views equal to one already listed are
+ * left out.
  */
 export function decodedViews(text: string): TextView[] {
-  const views: TextView[] = [];
-  const seen = new Set<string>();
-  const push = (v: TextView) => {
-    if (seen.has(v.text)) return;
-    seen.add(v.text);
-    views.push(v);
-  };
-  let base = identityView(text);
-  for (let level = 0; level <= ESCAPE_LEVELS; level++) {
-    push(base);
-    if (base.text.includes("%")) {
-      push(percentDecode(base, false));
-      push(percentDecode(base, true));
-    } else if (base.text.includes("+")) {
-      push(percentDecode(base, true));
+  const views: TextView[] = [{ text }];
+  const seen = new Set<string>([text]);
+  let level: TextView[] = views.slice();
+  for (let depth = 0; depth < MAX_DEPTH && level.length > 0; depth++) {
+    const next: TextView[] = [];
+    for (const view of level) {
+      for (const d of DECODERS) {
+        if (views.length >= MAX_VIEWS) return views;
+        if (!d.applies(view.text)) continue;
+        const out = d.run(view);
+        if (seen.has(out.text)) continue;
+        seen.add(out.text);
+        views.push(out);
+        next.push(out);
+      }
     }
-    if (base.text.includes("&")) push(decodeEntities(base));
-    if (!base.text.includes("\\")) break;
-    base = unescapeBackslashes(base);
+    level = next;
   }
   return views;
 }

@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { errorResponse, HttpError } from "./errors.ts";
+import { securityHeaders, shownPath } from "./headers.ts";
 import { answerOtherMethods } from "./methods.ts";
 import { configWarnings } from "./readiness.ts";
 import { registerApiRoutes } from "./routes/api.ts";
@@ -23,13 +24,17 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * - GET /metrics, Prometheus text under bearer-token auth (see registerMetricsRoute)
  * - POST /slack/interactions, Slack-signed button presses (see registerSlackRoutes)
  * - the web page at / (see registerWebRoutes), HTML, under a signed session cookie
- * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404; a known route asked with
- * another method → 405 with Allow ({@link answerOtherMethods}); every error is JSON
- * `{"message": ...}` from the single `onError` handler ({@link errorResponse}).
+ * Bodies over {@link MAX_BODY_BYTES} → 413; unknown routes → 404 (quoting the path as the URL
+ * spells it, never decoded: {@link shownPath}); a known route asked with another method → 405
+ * with Allow ({@link answerOtherMethods}); every error is JSON `{"message": ...}` from the
+ * single `onError` handler ({@link errorResponse}). Every answer carries the same security
+ * headers ({@link securityHeaders}).
  * Nothing here logs request headers, bodies, secrets or tokens.
  */
 export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   const app = new Hono<HttpEnv>();
+  // First, so it wraps every answer: routes, errors, 404s, 405s and redirects alike.
+  app.use("*", securityHeaders);
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
@@ -49,7 +54,9 @@ export function createHttpApp(deps: HttpDeps): Hono<HttpEnv> {
   registerWebRoutes(app, deps, limit);
   answerOtherMethods(app);
 
-  app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+  app.notFound((c) =>
+    c.json({ message: `no route for ${c.req.method} ${shownPath(c.req.url)}` }, 404),
+  );
   app.onError((err, c) => errorResponse(err, c, deps.log, deps.redactor));
   return app;
 }

@@ -21,6 +21,11 @@ export interface HttpConfig {
   allowedDestinations?: string[];
   /** The web page's session signing key (32+ characters); absent = the page is off. */
   sessionKey?: string;
+  /**
+   * plumb's own namespace (PLUMB_NAMESPACE, default {@link DEFAULT_NAMESPACE}): where it records
+   * the web sessions signed out (one Lease each, until the session would have expired).
+   */
+  namespace?: string;
   /** Slack interactivity (Approve/Reject buttons); absent = POST /slack/interactions is off. */
   slack?: SlackConfig;
 }
@@ -60,10 +65,14 @@ export const HTTP_ENV_VARS = [
   "GITEA_WEBHOOK_SECRET",
   "PLUMB_ALLOWED_DESTINATIONS",
   "PLUMB_SESSION_KEY",
+  "PLUMB_NAMESPACE",
   "PLUMB_SLACK_SIGNING_SECRET",
   "PLUMB_SLACK_APPROVERS",
   "PLUMB_SLACK_RESPONSE_ORIGINS",
 ] as const;
+
+/** plumb's namespace when PLUMB_NAMESPACE is not set: the one infra/rbac/plumb.yaml creates. */
+export const DEFAULT_NAMESPACE = "plumb-system";
 
 /** Shortest PLUMB_SESSION_KEY accepted: 32 characters (256 bits of a random hex or base64 key). */
 export const MIN_SESSION_KEY = 32;
@@ -204,6 +213,8 @@ function parseSlack(env: Record<string, unknown>): SlackConfig | undefined {
  * - `PLUMB_ALLOWED_DESTINATIONS`: comma-separated namespace names or "*".
  * - `PLUMB_SESSION_KEY`: the web page's session signing key, 32+ characters; absent = the page
  *   at / answers 404.
+ * - `PLUMB_NAMESPACE`: plumb's own namespace (a namespace name; default plumb-system), where
+ *   signed-out sessions are recorded.
  * - `PLUMB_SLACK_SIGNING_SECRET` with `PLUMB_SLACK_APPROVERS` (JSON object: Slack user id →
  *   namespaces or ["*"]) and optionally `PLUMB_SLACK_RESPONSE_ORIGINS` (origins a response_url
  *   may have, default https://hooks.slack.com): Slack's Approve/Reject buttons.
@@ -222,6 +233,13 @@ export function parseHttpConfig(env: Record<string, unknown>): HttpConfig {
   if (destinations) config.allowedDestinations = destinations;
   const sessionKey = parseSessionKey(str(env, "PLUMB_SESSION_KEY"));
   if (sessionKey) config.sessionKey = sessionKey;
+  const namespace = str(env, "PLUMB_NAMESPACE");
+  if (namespace !== undefined) {
+    if (namespace.length > 63 || !DNS_LABEL.test(namespace)) {
+      throw new Error("PLUMB_NAMESPACE: expected a namespace name (a DNS label)");
+    }
+    config.namespace = namespace;
+  }
   const slack = parseSlack(env);
   if (slack) config.slack = slack;
   return config;

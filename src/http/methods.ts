@@ -1,6 +1,7 @@
 // 405 Method Not Allowed with Allow for a known route asked with another method (RFC 9110
 // §15.5.6), instead of a 404 that says the route does not exist.
 import type { Hono } from "hono";
+import { shownPath } from "./headers.ts";
 import type { HttpEnv } from "./types.ts";
 
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -25,9 +26,11 @@ export function answerOtherMethods(app: Hono<HttpEnv>): void {
     const others = METHODS.filter((m) => !served.has(m));
     if (others.length === 0) continue;
     app.on([...others], path, (c) =>
-      c.json({ message: `${c.req.method} is not allowed on ${c.req.path}; use ${allow}` }, 405, {
-        Allow: allow,
-      }),
+      c.json(
+        { message: `${c.req.method} is not allowed on ${shownPath(c.req.url)}; use ${allow}` },
+        405,
+        { Allow: allow },
+      ),
     );
   }
 }

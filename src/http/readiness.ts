@@ -1,6 +1,7 @@
 // What /healthz and start-up say about the configuration: what is missing or wrong,
 // in words that name the setting, never its value.
 import type { HttpConfig } from "./config.ts";
+import { secured } from "./headers.ts";
 
 /**
  * Settings that leave part of the HTTP app unusable, though plumb runs: no API tokens (every
@@ -27,12 +28,12 @@ export function configWarnings(config: HttpConfig): string[] {
  * Worker's bindings): 503 Service Unavailable (not ready; a probe or a person retries after
  * fixing it), `{"status": "unavailable", "problems": [...]}` at /healthz and
  * `{"message": "configuration error: ...", "problems": [...]}` elsewhere. Each problem names the
- * setting and what is wrong with it, never its value.
+ * setting and what is wrong with it, never its value. With the app's security headers.
  */
 export function unavailable(path: string, problems: readonly string[]): Response {
   const body =
     path === "/healthz"
       ? { status: "unavailable", problems }
       : { message: `configuration error: ${problems.join("; ")}`, problems };
-  return Response.json(body, { status: 503 });
+  return secured(Response.json(body, { status: 503 }));
 }

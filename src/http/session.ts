@@ -1,5 +1,7 @@
 // Web sessions: a signed, expiring cookie naming the API token a person signed in with, and
-// the CSRF tokens of the page's forms. Web Crypto only (Node and workerd).
+// the CSRF tokens of the page's forms. Signing out is recorded in the cluster (routes/web.ts),
+// under a name derived here from the session id, so every process refuses the cookie after.
+// Web Crypto only (Node and workerd).
 import { type Caller, callerOf } from "./auth.ts";
 import type { ApiToken } from "./config.ts";
 import { bytesEqual } from "./verify.ts";
@@ -44,10 +46,17 @@ interface SessionData {
   e: number;
 }
 
-/** A signed-in person: the token's caller and the session's CSRF token. */
+/** A signed-in person: the token's caller, the session's CSRF token and its sign-out record. */
 export interface Session {
   caller: Caller;
   csrf: string;
+  /**
+   * Name of the record that signs this session out (a DNS label: "plumb-signout-" and 32 hex
+   * digits of a keyed hash of the session id, so the record names no cookie).
+   */
+  record: string;
+  /** When the cookie expires: a sign-out record is kept until then. */
+  expires: Date;
 }
 
 /**
@@ -97,7 +106,7 @@ export class SessionKeys {
   /**
    * The session in a cookie value, or undefined when it is absent, malformed, not signed with
    * this key, expired, or its token was removed or changed since. Signatures are compared in
-   * constant time.
+   * constant time. Whether it was signed out is the cluster's to say (Session.record).
    */
   async open(value: string | undefined, now: Date): Promise<Session | undefined> {
     if (!value || value.length > 4096) return undefined;
@@ -115,7 +124,15 @@ export class SessionKeys {
     if (typeof data.n !== "string" || typeof data.s !== "string") return undefined;
     const token = this.tokens.find((t) => t.name === data.n);
     if (!token || data.f !== (await this.fingerprint(token))) return undefined;
-    return { caller: callerOf(token), csrf: b64url(await this.mac("csrf", data.s)) };
+    const record = [...(await this.mac("signout", data.s)).slice(0, 16)]
+      .map((b) => b.toString(16).padStart(2, "0"))
+      .join("");
+    return {
+      caller: callerOf(token),
+      csrf: b64url(await this.mac("csrf", data.s)),
+      record: `plumb-signout-${record}`,
+      expires: new Date(data.e * 1000),
+    };
   }
 
   /** The sign-in form's CSRF token for the nonce in its short-lived cookie. */

@@ -39,6 +39,14 @@ export interface AppStore {
    * `limit`. Bounded however many Events exist (see the adapter for its page cap).
    */
   listEvents(app: App, limit: number): Promise<AppEvent[]>;
+  /**
+   * Records that the web session named `name` (a DNS label) was signed out, until `until` (when
+   * it would have expired), in `namespace`; idempotent. Every process checks it
+   * ({@link signedOut}), so a signed-out cookie is refused everywhere.
+   */
+  recordSignOut(namespace: string, name: string, until: Date): Promise<void>;
+  /** Whether a sign-out of the session named `name` is recorded in `namespace`. */
+  signedOut(namespace: string, name: string): Promise<boolean>;
 }
 
 /** One core/v1 Event about an App, as the page shows it. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
 import type { AppStatus } from "../app/index.ts";
+import { KubeApiError } from "../core/index.ts";
 import { createHttpApp } from "./app.ts";
 import type { HttpConfig } from "./config.ts";
 
@@ -178,6 +179,81 @@ describe("web page: sign-in", () => {
     expect(res.status).toBe(303);
     expect(res.headers.get("location")).toBe("/login");
     expect((await c.request("/")).status).toBe(303);
+  });
+});
+
+describe("web page: sign-out ends the session on the server side", () => {
+  it("the same cookie is refused after sign-out (also replayed from elsewhere), by any process of the cluster", async () => {
+    const c = client();
+    await c.signIn(ADMIN);
+    const cookie = c.jar.get("__Host-plumb_session")!;
+    const html = await (await c.request("/")).text();
+    expect((await c.form("/logout", { _csrf: c.csrfOf(html) })).status).toBe(303);
+    const [record] = [...c.kube.signOuts];
+    expect(record?.[0]).toMatch(/^plumb-system\/plumb-signout-[0-9a-f]{32}$/);
+    // Kept until the session would have expired (8 hours after sign-in), not longer.
+    expect(record?.[1].toISOString()).toBe("2026-03-04T13:06:07.000Z");
+    expect(record?.[0]).not.toContain(cookie.slice(0, 12));
+
+    // The old cookie, replayed (a copy kept before signing out): a GET goes to sign in, the
+    // cookie is cleared, a POST is 401 and changes nothing.
+    c.jar.set("__Host-plumb_session", cookie);
+    const again = await c.request("/");
+    expect(again.status).toBe(303);
+    expect(again.headers.get("location")).toBe("/login");
+    expect(again.headers.getSetCookie().join()).toMatch(/__Host-plumb_session=;.*Max-Age=0/);
+    c.jar.set("__Host-plumb_session", cookie);
+    const post = await c.form("/apps/team-a/web/operations", {
+      _csrf: c.csrfOf(html),
+      type: "sync",
+    });
+    expect(post.status).toBe(401);
+    expect(c.kube.calls.setOperation).toEqual([]);
+
+    // Another process of the same cluster (same key, same tokens, its own memory) refuses it.
+    const other = client();
+    for (const [k, v] of c.kube.signOuts) other.kube.signOuts.set(k, v);
+    other.jar.set("__Host-plumb_session", cookie);
+    expect((await other.request("/")).status).toBe(303);
+    // A session signed in afterwards is another session: it works.
+    await c.signIn(ADMIN);
+    expect((await c.request("/")).status).toBe(200);
+  });
+
+  it("records the sign-out in PLUMB_NAMESPACE", async () => {
+    const c = client({ ...CONFIG, namespace: "plumb-web" });
+    await c.signIn(ADMIN);
+    const html = await (await c.request("/")).text();
+    await c.form("/logout", { _csrf: c.csrfOf(html) });
+    expect([...c.kube.signOuts.keys()][0]).toMatch(/^plumb-web\//);
+  });
+
+  it("a sign-out that cannot be recorded says so (502), and still clears the cookie here", async () => {
+    const c = client();
+    await c.signIn(ADMIN);
+    const html = await (await c.request("/")).text();
+    c.kube.fail.recordSignOut = new KubeApiError(
+      404,
+      "NotFound",
+      'namespaces "plumb-system" not found',
+    );
+    const res = await c.form("/logout", { _csrf: c.csrfOf(html) });
+    expect(res.status).toBe(502);
+    const page = await res.text();
+    expect(page).toContain(
+      "Signed out in this browser, but the sign-out could not be recorded in namespace plumb-system (HTTP 404)",
+    );
+    expect(page).toContain("the session stays valid until 2026-03-04T13:06:07.000Z");
+    expect(c.jar.has("__Host-plumb_session")).toBe(false);
+  });
+
+  it("when the record cannot be read, the page fails (502) rather than let the cookie in", async () => {
+    const c = client();
+    await c.signIn(ADMIN);
+    c.kube.fail.signedOut = new KubeApiError(503, "ServiceUnavailable", "no answer");
+    const res = await c.request("/");
+    expect(res.status).toBe(502);
+    expect(c.kube.calls.listApps).toEqual([]);
   });
 });
 

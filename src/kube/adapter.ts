@@ -15,6 +15,7 @@ import { listNamespaceContents } from "./contents.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
 import { enc, toError, unanswered } from "./request.ts";
+import { createSignOutRecords, type SignOutRecords } from "./signouts.ts";
 import type { KubeRequest, KubeResponse, KubeTransport } from "./transport.ts";
 
 const APPS = `/apis/${GROUP}/${VERSION}`;
@@ -36,8 +37,8 @@ export interface AppEventRecord {
   lastTimestamp?: string;
 }
 
-/** The KubePort plus what the HTTP app reads besides (its AppStore port). */
-export interface KubeAppStore extends KubePort {
+/** The KubePort plus what the HTTP app reads and writes besides (its AppStore port). */
+export interface KubeAppStore extends KubePort, SignOutRecords {
   /**
    * The App's Events (fieldSelector on involvedObject kind, name and, when known, uid), newest
    * first, at most `limit`. Reads pages of {@link EVENT_PAGE} and at most
@@ -313,6 +314,7 @@ export function createKubePort(
         .slice(0, Math.max(0, limit));
     },
     ...createLeases(call, now),
+    ...createSignOutRecords(call, now),
     requestCounts() {
       return { ...counts };
     },

@@ -6,4 +6,5 @@ export * from "./discovery.ts";
 export * from "./fetch-transport.ts";
 export * from "./kubeconfig.ts";
 export * from "./retry.ts";
+export * from "./signouts.ts";
 export * from "./transport.ts";

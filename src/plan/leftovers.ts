@@ -21,8 +21,9 @@ export interface LeftoversInput {
 /**
  * The gates' decision, or an apply of `revision` when they found the App up to date (UpToDate:
  * the render is the one last applied) while its inventory still lists objects that render
- * lacks — a delete that failed (PruneFailed), one the cascade guard could not check — or
- * objects on a former destination. Only a sync prunes: without one those objects would stay in
+ * lacks — a delete that failed (PruneFailed), a Namespace or CRD the cascade guard kept
+ * (others' objects in it, or it could not check), pruned once nothing but the App's would go
+ * with it — or objects on a former destination. Only a sync prunes: without one those objects would stay in
  * the cluster while status says Synced, until the next commit (nothing stale; Flux
  * retries a failed prune on every reconcile the same way, its inventory keeping the object).
  * Only with automated sync and prune on, and never while a sync window blocks (the decision

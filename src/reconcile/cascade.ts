@@ -6,8 +6,9 @@ import type { RunContext } from "./context.ts";
 /**
  * Moves out of `plan.delete` every Namespace or CustomResourceDefinition whose deletion would
  * delete objects that are not this App's (foreignContents): everything in the Namespace, every
- * custom resource of the CRD in any namespace. They are kept (dropped from the inventory, as
- * other protected kinds are) with a reason worth a Warning Event. A repository cannot opt out
+ * custom resource of the CRD in any namespace. They are kept with a reason worth a Warning
+ * Event, and stay in the inventory (`keep`): the App still owns them and prunes them on a later
+ * run, once nothing but its own objects would go with them (dropped, nothing would). A repository cannot opt out
  * (its annotation plumb.dev/prune only opts the object in); the cluster-wide setting
  * `ports.allowCascadingPrune` (PLUMB_ALLOW_CASCADING_PRUNE) skips the check. When what the
  * deletion would take cannot be listed (a kind plumb may not list), the object is kept too.
@@ -41,7 +42,7 @@ export async function guardCascades(ctx: RunContext, plan: PrunePlan): Promise<P
     }
     const foreign = foreignContents({ contents, app: ctx.ref, inventory });
     if (foreign.length === 0) out.delete.push(ref);
-    else out.skip.push({ ref, reason: cascadeReason(ref, foreign), keep: false, warn: true });
+    else out.skip.push({ ref, reason: cascadeReason(ref, foreign), keep: true, warn: true });
   }
   return out;
 }

@@ -384,7 +384,16 @@ describe("remote destination", () => {
       expect(warnings(home)).toEqual([
         `on ${B_SERVER}: Namespace team-a is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap team-a/theirs`,
       ]);
-      // Kept for others' sake: no longer the App's, on any cluster.
+      // Kept for others' sake, and still the App's: tracked on B until it can be pruned.
+      expect(
+        app()
+          .status?.inventory?.filter((e) => e.cluster === B_SERVER)
+          .map((e) => `${e.kind}/${e.name}`),
+      ).toEqual(["Namespace/team-a"]);
+      // Once the last object not the App's is gone, the next run prunes it.
+      b.objects.delete("/ConfigMap/team-a/theirs");
+      await reconcileApp(web, ports, at(120));
+      expect(nsOnB(b)).toBe(false);
       expect(app().status?.inventory?.filter((e) => e.cluster === B_SERVER)).toEqual([]);
     });
 
@@ -419,15 +428,27 @@ describe("remote destination", () => {
       expect(app().status?.inventory?.filter((e) => e.cluster === B_SERVER)).toEqual([]);
     });
 
-    it("deleting the App: the finalizer keeps it too and says so", async () => {
+    it("deleting the App: the finalizer keeps it too, says so, and waits for it", async () => {
       const { home, b, ports, app } = await deployedWithNeighbour({});
       app().metadata.deletionTimestamp = at(30).toISOString();
-      expect(await reconcileApp(web, ports, at(60))).toMatchObject({ outcome: "Finalized" });
+      const reason = `on ${B_SERVER}: Namespace team-a is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap team-a/theirs`;
+      expect(await reconcileApp(web, ports, at(60))).toMatchObject({
+        outcome: "Failed",
+        error: `PruneFailed: finalizer waits to prune: ${reason} (tried again on every run; remove its plumb.dev/prune annotation, or set syncPolicy.prune: false, to leave it and let the App go)`,
+      });
       expect(nsOnB(b)).toBe(true);
       expect(names(b)).toEqual(["theirs"]);
-      expect(warnings(home)).toEqual([
-        `on ${B_SERVER}: Namespace team-a is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap team-a/theirs`,
-      ]);
+      expect(warnings(home)).toEqual([reason]);
+      expect(app().metadata.finalizers).toContain("plumb.dev/finalizer");
+      expect(
+        app()
+          .status?.inventory?.filter((e) => e.cluster === B_SERVER)
+          .map((e) => `${e.kind}/${e.name}`),
+      ).toEqual(["Namespace/team-a"]);
+      // The neighbour leaves: the next run prunes the Namespace and lets the App go.
+      b.objects.delete("/ConfigMap/team-a/theirs");
+      expect(await reconcileApp(web, ports, at(120))).toMatchObject({ outcome: "Finalized" });
+      expect(nsOnB(b)).toBe(false);
     });
   });
 });

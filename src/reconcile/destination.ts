@@ -101,8 +101,8 @@ export async function pruneDeparted(ctx: RunContext, prune: boolean): Promise<De
     }
     const refs = splitInventory(entries, server).here;
     const deleted = await pruneOn(ctx, port.value, server, refs);
-    // Failed deletes, and what the cascade guard could not check, stay (on that cluster) for
-    // the next run; what it refused for others' sake is dropped, as on the destination.
+    // Failed deletes, and what the cascade guard kept (it could not check, or others' objects
+    // would go with it), stay (on that cluster) for the next run, as on the destination.
     const stay = [...deleted.failed.map((f) => f.ref), ...deleted.kept.map((k) => k.ref)];
     out.remaining.push(...stay.map((ref) => ({ ...ref, ...clusterField(server) })));
     if (deleted.failed.length > 0) failedDeletes.push(...pruneErrors(deleted));
@@ -139,7 +139,7 @@ export async function pruneDeparted(ctx: RunContext, prune: boolean): Promise<De
 
 /** What pruneOn did on one former destination. */
 interface DepartedPrune extends PruneOutcome {
-  /** Skips to keep in the inventory (the cascade guard could not list what would go). */
+  /** Skips to keep in the inventory (what the cascade guard kept). */
   kept: PruneSkip[];
   /** Skips worth a Warning Event (a deletion that would take others' objects with it). */
   refused: PruneSkip[];

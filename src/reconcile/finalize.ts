@@ -1,14 +1,14 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER } from "../app/index.ts";
 import { EventReason, FailureReason } from "../core/index.ts";
-import { planPrune, type RunEvent, type RunOutcome } from "../plan/index.ts";
+import { type PruneSkip, planPrune, type RunEvent, type RunOutcome } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
 import { listLive } from "./observe.ts";
 import { claimedByOthers } from "./ownership.ts";
-import { executePrune, pruneErrors } from "./prune.ts";
+import { executePrune, finalizerWaits, type PruneOutcome } from "./prune.ts";
 
 /** What the finalize step did: the finalizer is removed (the App goes), or a failure to record. */
 export type Finalized = { removed: true } | { removed: false; outcome: RunOutcome };
@@ -17,7 +17,8 @@ export type Finalized = { removed: true } | { removed: false; outcome: RunOutcom
  * The finalize step of an App being deleted (planFinalize), under its Lease: with `prune`
  * (syncPolicy.prune, the default), prunes every inventory object no other App claims (never a
  * Namespace, PVC or CRD unless opted in, never a Namespace or CRD whose deletion takes others'
- * objects with it: kept with a Warning Event), then removes the finalizer; without it only
+ * objects with it: kept with a Warning Event, and the finalizer with it, until it can be
+ * pruned), then removes the finalizer; without it only
  * removes the finalizer (Flux's prune: false does the same). A delete that fails keeps the
  * finalizer and returns the failure (PruneFailed, the inventory trimmed to what is left), tried
  * again next run. A 404 is success; deleting in a terminating namespace is too. With prune, the
@@ -53,6 +54,8 @@ export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Fina
   }
   // What was done or kept there (Pruned, PruneSkipped), where `kubectl describe app` shows it.
   for (const event of departed.events) await emit(ctx, event);
+  let done: PruneOutcome = { deleted: [], failed: [] };
+  let held: PruneSkip[] = [];
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
     const owners = await claimedByOthers(ctx);
@@ -67,7 +70,8 @@ export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Fina
         app: ctx.ref,
       }),
     );
-    const done = await executePrune(ctx, plan);
+    done = await executePrune(ctx, plan);
+    held = plan.skip.filter((s) => s.keep);
     // What another App renders too stays (a Normal Event naming it), as does what would take
     // others' objects with it (a Warning): say so where `kubectl describe app` shows it.
     for (const skip of plan.skip.filter((s) => s.claimed || s.warn)) {
@@ -77,15 +81,17 @@ export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Fina
         message: skip.reason,
       });
     }
-    if (done.failed.length > 0) {
-      const message = `finalizer could not prune: ${pruneErrors(done).join("; ")}`;
-      const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
-      return kept({
-        inventory: done.failed.map((f) => f.ref),
-        failure,
-        events: [{ type: "Warning", reason: failure.reason, message }],
-      });
-    }
+  }
+  // Failed deletes, and what the cascade guard kept here or on a former destination, keep the
+  // finalizer: tracked until pruned (dropped, nothing would ever prune them).
+  const message = finalizerWaits(done, held, departed);
+  if (message) {
+    const failure = { reason: FailureReason.PruneFailed, message, stalled: false };
+    return kept({
+      inventory: [...done.failed.map((f) => f.ref), ...held.map((s) => s.ref)],
+      failure,
+      events: [{ type: "Warning", reason: failure.reason, message }],
+    });
   }
   // The App's DNS records go with its objects (and stay with them when prune is off).
   const dnsError = prune ? await removeDnsRecords(ctx) : undefined;

@@ -1,6 +1,7 @@
 // Prune execution, shared by the apply step and the finalizer: delete what the plan says,
 // keep what could not be deleted.
-import { describeRef, type ObjectRef, refKey } from "../core/index.ts";
+import { ANNOTATION_PRUNE } from "../app/index.ts";
+import { describeRef, EventReason, type ObjectRef, refKey } from "../core/index.ts";
 import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
@@ -32,6 +33,38 @@ export async function executePrune(ctx: RunContext, plan: PrunePlan): Promise<Pr
 /** "Deployment a/b: message; ..." for a Failure or an operation outcome. */
 export function pruneErrors(outcome: PruneOutcome): string[] {
   return outcome.failed.map((f) => `${describeRef(f.ref)}: ${f.message}`);
+}
+
+/**
+ * Why a finalizer keeps its App, or undefined when nothing does: deletes that failed, and
+ * Namespaces or CRDs the cascade guard kept (`kept`, and the PruneSkipped Events of a former
+ * destination whose objects remain) — "finalizer could not prune: ...; finalizer waits to
+ * prune: Namespace x is not pruned: deleting it would delete ... (...the way out)".
+ */
+export function finalizerWaits(
+  done: PruneOutcome,
+  kept: readonly PruneSkip[],
+  departed: {
+    remaining: readonly unknown[];
+    events: readonly { reason: string; message: string }[];
+  },
+): string | undefined {
+  const waits = kept.map((s) => s.reason);
+  if (departed.remaining.length > 0) {
+    const there = departed.events.filter((e) => e.reason === EventReason.PruneSkipped);
+    waits.push(
+      ...(there.length > 0 ? there.map((e) => e.message) : ["objects on a former destination"]),
+    );
+  }
+  const parts: string[] = [];
+  if (done.failed.length > 0)
+    parts.push(`finalizer could not prune: ${pruneErrors(done).join("; ")}`);
+  if (waits.length > 0) {
+    parts.push(
+      `finalizer waits to prune: ${waits.join("; ")} (tried again on every run; remove its ${ANNOTATION_PRUNE} annotation, or set syncPolicy.prune: false, to leave it and let the App go)`,
+    );
+  }
+  return parts.length > 0 ? parts.join("; ") : undefined;
 }
 
 /** What the apply step's prune did to the objects the last inventory has and the desired set lacks. */

@@ -54,4 +54,28 @@ describe("toSourceError", () => {
     );
     expect(network.transient).toBe(true);
   });
+
+  it("quotes a Git server's ERR packet, and nothing else a server answers instead of Git", () => {
+    const remote = remoteFor("https://h/r.git", { username: "deploy", token: "tok-0123456789" });
+    const refused = toSourceError(
+      {
+        code: "ParseError",
+        data: { expected: "x", actual: "ERR access denied for tok-0123456789\n" },
+        message: 'Expected "x" but received "ERR access denied for tok-0123456789\n".',
+      },
+      remote,
+    );
+    expect(refused.message).toBe("Git server https://h/r.git refused: ERR access denied for ***");
+    const page = toSourceError(
+      {
+        code: "ParseError",
+        data: { expected: "x", actual: "<html>Authorization: Basic ZGVwbG95OnRvaw==</html>" },
+      },
+      remote,
+    );
+    expect(page.message).toBe(
+      "https://h/r.git answered something other than the Git protocol (not quoted)",
+    );
+    expect(page.transient).toBe(true);
+  });
 });

@@ -146,6 +146,8 @@ export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): Ht
  * Maps anything thrown while talking to `remote` to a SourceError whose message holds no
  * credentials. SourceErrors pass through. 401/403 → "authentication failed" and 404 → "not
  * found" (not transient); 408, 429, 5xx, network failures and unknown errors are transient.
+ * A peer's HTTP answer is named by its status, never quoted; of a malformed protocol answer
+ * only the Git server's ERR packet is quoted (then redacted like any message).
  */
 export function toSourceError(err: unknown, remote: Remote): SourceError {
   if (err instanceof SourceError) return err;
@@ -162,6 +164,22 @@ export function toSourceError(err: unknown, remote: Remote): SourceError {
   }
   if (code === "SmartHttpError") {
     return new SourceError(`${where} is not a Git smart HTTP server`, false);
+  }
+  if (code === "ParseError") {
+    // The server's own words reach the author only through the pack protocol's error packet
+    // ("ERR <message>", which git shows as "remote error: <message>"): anything else it answered
+    // (a proxy's error page, a debug dump) may echo the request's headers, and is not quoted.
+    const actual = String((e.data as { actual?: unknown } | undefined)?.actual ?? "");
+    const refusal = /^ERR (.*)$/s.exec(actual.trimEnd());
+    return refusal
+      ? new SourceError(
+          `Git server ${where} refused: ERR ${scrub(refusal[1] ?? "", remote.secrets)}`,
+          true,
+        )
+      : new SourceError(
+          `${where} answered something other than the Git protocol (not quoted)`,
+          true,
+        );
   }
   if (code === "UrlParseError" || code === "UnknownTransportError") {
     return new SourceError(`invalid repository URL ${where}`, false);

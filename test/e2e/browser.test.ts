@@ -64,6 +64,8 @@ beforeAll(async () => {
   repo = await git.createRepo(SHOP, guestbook());
   await createNamespace(SHOP);
   await createNamespace(OTHER);
+  // Where plumb records sign-outs (PLUMB_NAMESPACE).
+  await createNamespace(`plumb-${RUN}`);
   // shop: revision 1 approved and applied, then revision 2 (a new image) held for approval.
   await createApp(SHOP, "shop", {
     source: { git: { url: repo.url } },
@@ -104,6 +106,7 @@ beforeAll(async () => {
 
   server = await startServe(kubeconfig(), {
     PLUMB_SESSION_KEY: "browser-test-session-key-0123456789abcdef",
+    PLUMB_NAMESPACE: `plumb-${RUN}`,
     PLUMB_API_TOKENS: JSON.stringify([
       { name: "admin", token: ADMIN },
       { name: "team", token: TEAM, namespaces: [OTHER] },

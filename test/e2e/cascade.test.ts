@@ -61,6 +61,15 @@ const run = (ns: string, name: string, extra = {}) =>
     new Date(),
   );
 
+/** A run that owes a full comparison (its slot came, or a person asked for it). */
+const fullRun = (ns: string, name: string) =>
+  reconcileApp(
+    { namespace: ns, name },
+    realPorts({ allowedDestinations: ["*"], allowedClusterKinds: CRD_KINDS }),
+    new Date(),
+    { compare: true },
+  );
+
 /** The Warning Events on App ns/name with `reason`, newest last. */
 async function warnings(ns: string, name: string, reason: string): Promise<string[]> {
   const list = await api(
@@ -126,9 +135,87 @@ describe("pruning never takes others' objects with it (issue 12, kind 7)", () =>
       status: "PruneSkipped",
       message: reason,
     });
-    expect(app.status?.inventory?.map((r) => `${r.kind}/${r.name}`)).toEqual(["ConfigMap/home"]);
+    // Still the App's: tracked until it can be pruned.
+    expect(app.status?.inventory?.map((r) => `${r.kind}/${r.name}`)).toEqual([
+      "ConfigMap/home",
+      `Namespace/${shared}`,
+    ]);
     // The other App is untouched and still Synced.
     expect(await run(`k7-b-${S}`, "other")).toMatchObject({ syncStatus: "Synced" });
+
+    // While others' objects are in it, later runs keep it (and say so again).
+    expect(await fullRun(appNs, "mine")).toMatchObject({ syncStatus: "Synced" });
+    expect((await getObject(`/api/v1/namespaces/${shared}`))?.metadata.deletionTimestamp).toBe(
+      undefined,
+    );
+    // The last object not this App's goes (the other App is deleted, the manual one removed):
+    // the next run prunes the Namespace, the App's own ConfigMap home with it.
+    await api("DELETE", `/apis/plumb.dev/v1alpha1/namespaces/k7-b-${S}/apps/other`);
+    expect(await run(`k7-b-${S}`, "other")).toMatchObject({ outcome: "Finalized" });
+    await api("DELETE", `/api/v1/namespaces/${shared}/configmaps/manual`);
+    // A steady run only looks at health; the next full one (its slot in the interval, or a
+    // person asking) prunes.
+    expect(await fullRun(appNs, "mine")).toMatchObject({ outcome: "Reconciled" });
+    const pruned = await getObject(`/api/v1/namespaces/${shared}`);
+    expect(pruned === undefined || pruned.metadata.deletionTimestamp !== undefined).toBe(true);
+    expect(
+      (await getApp(appNs, "mine")).status?.inventory?.map((r) => `${r.kind}/${r.name}`),
+    ).toEqual(["ConfigMap/home"]);
+  });
+
+  it("a child App's Namespace marked for pruning is pruned once both Apps are deleted: the parent's finalizer waits for the child's objects to go", async () => {
+    const home = `k7-parent-${S}`;
+    const child = `k7-child-${S}`;
+    const childRepo = await git.createRepo(`k7-child-${S}`, { "cm.yaml": cm("child-cm") });
+    // The parent renders the child's Namespace (opted into pruning) and the child App in it.
+    const parentRepo = await git.createRepo(`k7-parent-${S}`, {
+      "ns.yaml": namespace(child),
+      "app.yaml": `apiVersion: plumb.dev/v1alpha1
+kind: App
+metadata: {name: child, namespace: ${child}}
+spec:
+  source: {git: {url: "${childRepo.url}", ref: main}}
+`,
+    });
+    await newApp(home, "parent", {
+      source: { git: { url: parentRepo.url, ref: "main" } },
+      destination: { namespace: child },
+    });
+    expect(await run(home, "parent")).toMatchObject({ syncStatus: "Synced" });
+    expect(await run(child, "child")).toMatchObject({ syncStatus: "Synced" });
+    expect(await getObject(`/api/v1/namespaces/${child}/configmaps/child-cm`)).toBeDefined();
+
+    // Both Apps are deleted: the parent first (its prune deletes the child App).
+    await api("DELETE", `/apis/plumb.dev/v1alpha1/namespaces/${home}/apps/parent`);
+    const waiting = await run(home, "parent");
+    const reason = `Namespace ${child} is not pruned: deleting it would delete 1 object that is not this App's: ConfigMap ${child}/child-cm (App ${child}/child)`;
+    expect(waiting).toMatchObject({
+      outcome: "Failed",
+      error: `PruneFailed: finalizer waits to prune: ${reason} (tried again on every run; remove its plumb.dev/prune annotation, or set syncPolicy.prune: false, to leave it and let the App go)`,
+    });
+    const parent = await getApp(home, "parent");
+    expect(parent.metadata.finalizers).toContain("plumb.dev/finalizer");
+    expect(parent.status?.inventory?.map((r) => `${r.kind}/${r.name}`)).toEqual([
+      `Namespace/${child}`,
+    ]);
+    expect(await warnings(home, "parent", "PruneSkipped")).toEqual([reason]);
+    expect((await getApp(child, "child")).metadata.deletionTimestamp).toBeDefined();
+    expect((await getObject(`/api/v1/namespaces/${child}`))?.metadata.deletionTimestamp).toBe(
+      undefined,
+    );
+
+    // The child's finalizer prunes its ConfigMap and lets it go; then the parent's prunes the
+    // Namespace, now empty of others' objects, and lets the parent go.
+    expect(await run(child, "child")).toMatchObject({ outcome: "Finalized" });
+    expect(await getObject(`/apis/plumb.dev/v1alpha1/namespaces/${child}/apps/child`)).toBe(
+      undefined,
+    );
+    expect(await run(home, "parent")).toMatchObject({ outcome: "Finalized" });
+    const ns = await getObject(`/api/v1/namespaces/${child}`);
+    expect(ns === undefined || ns.metadata.deletionTimestamp !== undefined).toBe(true);
+    expect(await getObject(`/apis/plumb.dev/v1alpha1/namespaces/${home}/apps/parent`)).toBe(
+      undefined,
+    );
   });
 
   it("a Namespace holding nothing but the App's objects (and their Pods) is pruned", async () => {

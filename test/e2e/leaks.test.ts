@@ -1,16 +1,17 @@
 // Encoded credentials never leak (issue 12, kind 6; issue 11, item 6): a secret that comes back
 // in an error — a Git server echoing the request's Authorization header, an API server echoing
 // a rendered Secret's value — is redacted, in every encoding, from status, Events, the CLI's
-// line, the HTTP API and Slack. The CLI runs as an operator runs it; the HTTP API is `plumb
-// serve` in its own process (it shows status as stored); Slack is a local receiver.
+// line, the HTTP API and Slack. The Git server is test/support/git-server.ts refusing with the
+// pack protocol's ERR line (its `refuse` fault), spelling what the client sent in the scanner's
+// forms (test/support/secret-forms.ts). The CLI runs as an operator runs it; the HTTP API is
+// `plumb serve` in its own process (it shows status as stored); Slack is a local receiver.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitServer, startGitServer } from "../support/git-server.ts";
 import { type Receiver, startReceiver } from "../support/receiver.ts";
+import { SECRET_FORMS } from "../support/secret-forms.ts";
 import { api, createApp, createNamespace, getApp, kubeconfig, waitFor } from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -23,33 +24,42 @@ const USER = "deploy";
 const TOKEN = "glpat-9x/Q+z=Kp7mW2v";
 const S = Date.now().toString(36);
 
-let evil: Server;
-let evilUrl: string;
+let refusing: GitServer;
 let git: GitServer;
 let slack: Receiver;
 let server: ChildProcess;
 
-/** A Git server that refuses every request with a protocol ERR line quoting its Authorization. */
-async function startEchoingGitServer(): Promise<void> {
-  const pkt = (s: string) => (Buffer.byteLength(s) + 4).toString(16).padStart(4, "0") + s;
-  evil = createServer((req, res) => {
-    res.writeHead(200, { "content-type": "application/x-git-upload-pack-advertisement" });
-    const auth = req.headers.authorization ?? "nothing";
-    // Under /echo-all/ it also spells out what it decoded, as a careless server might.
-    const decoded = Buffer.from(auth.replace(/^Basic /, ""), "base64").toString();
-    const more = req.url?.includes("/echo-all/")
-      ? `; decoded as URL ${encodeURIComponent(decoded)}, as JSON ${JSON.stringify(decoded)}, as JSON in JSON ${JSON.stringify(JSON.stringify(decoded))}`
-      : "";
-    res.end(
-      `${pkt("# service=git-upload-pack\n")}0000${pkt(`ERR access denied (you sent ${auth}${more})\n`)}`,
-    );
-  });
-  await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
-  evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/team/app.git`;
+/** The user and secret of a Basic Authorization header. */
+function basic(header: string | undefined): { user: string; secret: string } {
+  const pair = Buffer.from((header ?? "").replace(/^Basic /, ""), "base64").toString();
+  const colon = pair.indexOf(":");
+  return { user: pair.slice(0, colon), secret: pair.slice(colon + 1) };
 }
 
+/**
+ * What the refusing Git server says in its ERR line, by repository path: /team/ quotes the
+ * Authorization header; /echo-all/ also spells out what it decoded, as a careless server
+ * might; /forms/ spells the credential in each of the scanner's forms, labelled [fNN].
+ */
+function refusal({ authorization, path }: { authorization: string | undefined; path: string }) {
+  const auth = authorization ?? "nothing";
+  const { user, secret } = basic(authorization);
+  if (path.includes("/forms/")) {
+    const forms = SECRET_FORMS.map(([, encode], i) => `[${label(i)}] ${encode(secret, user)}`);
+    return `access denied; you sent ${forms.join(" ")} [end]`;
+  }
+  const decoded = `${user}:${secret}`;
+  const more = path.includes("/echo-all/")
+    ? `; decoded as URL ${encodeURIComponent(decoded)}, as JSON ${JSON.stringify(decoded)}, as JSON in JSON ${JSON.stringify(JSON.stringify(decoded))}`
+    : "";
+  return `access denied (you sent ${auth}${more})`;
+}
+
+const label = (i: number) => `f${String(i).padStart(2, "0")}`;
+
 beforeAll(async () => {
-  await startEchoingGitServer();
+  refusing = await startGitServer();
+  refusing.setFault({ refuse: refusal });
   git = await startGitServer();
   slack = await startReceiver();
   server = spawn(
@@ -70,7 +80,7 @@ afterAll(async () => {
   server?.kill();
   await slack?.stop();
   await git?.stop();
-  await new Promise((r) => evil?.close(r));
+  await refusing?.stop();
 });
 
 /** `plumb reconcile NS/NAME`: its stdout and stderr. */
@@ -128,6 +138,23 @@ function encodings(secret: string, user?: string): string[] {
   return [...new Set(forms)];
 }
 
+/** `text` as fingerprints are looked for in it: lower case, no whitespace, no ":". */
+const squeezed = (text: string) => text.toLowerCase().replace(/[\s:]|\\[nrt]/g, "");
+
+/**
+ * Pieces of the secret no surface may hold, found independently of the redactor: the secret
+ * and its hex, and 10-character pieces of the base64 of user:secret (any case, whitespace and
+ * ":" ignored) — what is left of any of its spellings, also where a message was cut.
+ */
+function fingerprints(secret: string, user: string): string[] {
+  const hex = Buffer.from(secret).toString("hex");
+  const pair = Buffer.from(`${user}:${secret}`).toString("base64").replace(/=+$/, "");
+  const tail = pair.slice(Math.ceil((user.length + 1) * (4 / 3)) + 1);
+  const pieces = [secret.toLowerCase(), hex, hex.slice(0, 16)];
+  for (let i = 0; i + 10 <= tail.length; i += 5) pieces.push(tail.slice(i, i + 10).toLowerCase());
+  return pieces;
+}
+
 async function secretIn(ns: string, name: string, data: Record<string, string>): Promise<void> {
   await api("POST", `/api/v1/namespaces/${ns}/secrets`, {
     apiVersion: "v1",
@@ -144,7 +171,7 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     await secretIn(ns, "git-creds", { username: USER, token: TOKEN });
     await secretIn(ns, "slack", { webhookURL: `${slack.url}/${ns}` });
     const res = await createApp(ns, "app", {
-      source: { git: { url: evilUrl, secretRef: { name: "git-creds" } } },
+      source: { git: { url: `${refusing.url}/team/app.git`, secretRef: { name: "git-creds" } } },
       notifications: { slack: { secretRef: { name: "slack" }, on: ["Failed"] } },
     });
     expect(res.status).toBe(201);
@@ -174,7 +201,7 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     await secretIn(ns, "slack", { webhookURL: `${slack.url}/${ns}` });
     const res = await createApp(ns, "app", {
       source: {
-        git: { url: evilUrl.replace("/team/", "/echo-all/"), secretRef: { name: "git-creds" } },
+        git: { url: `${refusing.url}/echo-all/app.git`, secretRef: { name: "git-creds" } },
       },
       notifications: { slack: { secretRef: { name: "slack" }, on: ["Failed"] } },
     });
@@ -198,6 +225,60 @@ describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
     for (const text of [seen.events, seen.cli, seen.slack, seen.api]) {
       expect(text).toContain("decoded as URL [redacted], as JSON");
     }
+  });
+
+  it("a Git server refusing with an ERR line that spells the credential in each of the scanner's forms (hex, lower-cased and split base64 among them): none reaches status, Events, the API, the CLI or Slack", async () => {
+    const ns = `leak-forms-${S}`;
+    await createNamespace(ns);
+    // A password every form spells differently (case, quotes, "&", "<", "\\", non-ASCII, "+/=").
+    const password = 'Pä$$ "Wörd" & <x> \\ 🔑/+=???~~~';
+    await secretIn(ns, "git-creds", { username: USER, password });
+    await secretIn(ns, "slack", { webhookURL: `${slack.url}/${ns}` });
+    const res = await createApp(ns, "app", {
+      source: { git: { url: `${refusing.url}/forms/app.git`, secretRef: { name: "git-creds" } } },
+      notifications: { slack: { secretRef: { name: "slack" }, on: ["Failed"] } },
+    });
+    expect(res.status).toBe(201);
+
+    const out = await cli(ns, "app");
+    const seen = await surfaces(ns, "app", out);
+    // The server did send every form, each differently spelt.
+    const sent = SECRET_FORMS.map(([, encode]) => encode(password, USER));
+    expect(new Set(sent).size).toBe(SECRET_FORMS.length);
+    for (const [where, text] of Object.entries(seen)) {
+      for (const [i, form] of sent.entries()) {
+        const name = SECRET_FORMS[i]?.[0];
+        expect(text, `${where} must not contain ${name}`).not.toContain(form);
+        expect(text, `${where} must not contain ${name}, JSON-escaped`).not.toContain(
+          JSON.stringify(form).slice(1, -1),
+        );
+      }
+      for (const mark of fingerprints(password, USER)) {
+        expect(squeezed(text), `${where} must not contain ${mark}`).not.toContain(mark);
+      }
+    }
+    // The refusal is there, each form replaced, where the author looks.
+    const ready = (await getApp(ns, "app")).status?.conditions?.find((c) => c.type === "Ready");
+    expect(ready).toMatchObject({ status: "False", reason: "SourceFailed" });
+    const message = ready?.message ?? "";
+    expect(message).toContain("ERR access denied; you sent [f00] *** [f01] [redacted] [f02]");
+    expect(message).toContain("[end]");
+    for (const [i, [name]] of SECRET_FORMS.entries()) {
+      const from = message.indexOf(`[${label(i)}] `);
+      expect(from, `${name} is in the message`).toBeGreaterThan(0);
+      const next = i + 1 < SECRET_FORMS.length ? `[${label(i + 1)}]` : "[end]";
+      const to = message.indexOf(` ${next}`, from);
+      const shown = message.slice(from + 6, to);
+      // The Git port replaces the credential it sent, as sent, by "***" and drops a URL's
+      // userinfo and query before the redactor sees the message.
+      const stripped = /^https:\/\/git\.example\/repo\.git(\?…)?$/.test(shown);
+      const redacted = shown.includes("[redacted]") || shown.includes("***") || stripped;
+      expect({ name, shown, redacted }).toMatchObject({ redacted: true });
+    }
+    expect(seen.cli).toContain("ERR access denied; you sent [f00] *** [f01] [redacted]");
+    expect(seen.events).toContain("ERR access denied; you sent [f00] *** [f01] [redacted]");
+    expect(seen.api).toContain("ERR access denied; you sent [f00] *** [f01] [redacted]");
+    expect(seen.slack).toContain("ERR access denied; you sent [f00] *** [f01] [redacted]");
   });
 
   it("an API server error echoing a rendered Secret's stringData value is redacted everywhere", async () => {

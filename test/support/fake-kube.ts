@@ -31,7 +31,11 @@ export interface FakeCalls {
   trigger: Array<{ apps: NamespacedName[]; reason: string }>;
 }
 
-type Method = Exclude<keyof KubePort, "requestCounts"> | "listEvents";
+type Method =
+  | Exclude<keyof KubePort, "requestCounts">
+  | "listEvents"
+  | "recordSignOut"
+  | "signedOut";
 
 /**
  * A fake API server: objects in a map, resourceVersions counting up, requests counted. It is
@@ -45,6 +49,8 @@ export class FakeKube implements KubePort {
   /** Events per App ("namespace/name"), oldest first, as listEvents reads them. */
   readonly appEvents = new Map<string, AppEvent[]>();
   readonly secrets = new Map<string, Record<string, string>>();
+  /** Signed-out web sessions ("namespace/name" → until), as recordSignOut wrote them. */
+  readonly signOuts = new Map<string, Date>();
   /** Kinds the fake API server does not serve. */
   readonly unknownKinds = new Set<string>();
   readonly calls: FakeCalls = {
@@ -238,6 +244,16 @@ export class FakeKube implements KubePort {
     this.counts.list++;
     const list = this.appEvents.get(appKey(app.metadata.namespace, app.metadata.name)) ?? [];
     return [...list].reverse().slice(0, limit);
+  }
+  async recordSignOut(namespace: string, name: string, until: Date): Promise<void> {
+    this.maybeFail("recordSignOut");
+    this.counts.create++;
+    this.signOuts.set(`${namespace}/${name}`, until);
+  }
+  async signedOut(namespace: string, name: string): Promise<boolean> {
+    this.maybeFail("signedOut");
+    this.counts.get++;
+    return this.signOuts.has(`${namespace}/${name}`);
   }
   async acquireLease(ns: string, name: string, holder: string, durationSeconds: number) {
     this.maybeFail("acquireLease");

@@ -52,8 +52,18 @@ export interface TestRepo {
   git(...args: string[]): Promise<string>;
 }
 
-/** A fault injected into every following request until cleared. */
-export type Fault = { status: number } | "hang" | undefined;
+/**
+ * A fault injected into every following request until cleared: an HTTP status, no answer
+ * ("hang"), or a refusal as a Git server words one — HTTP 200 and a ref advertisement whose
+ * only line is `ERR <text>` (the pack protocol's error packet, which Git shows as "remote
+ * error: <text>") — with the text `refuse` makes of the request (its Authorization header,
+ * as a careless server quotes it, and path).
+ */
+export type Fault =
+  | { status: number }
+  | { refuse: (request: { authorization: string | undefined; path: string }) => string }
+  | "hang"
+  | undefined;
 
 export interface GitServer {
   /** Base URL, http://127.0.0.1:<port> (no trailing slash). */
@@ -64,7 +74,7 @@ export interface GitServer {
   createRepo(name: string, files: Record<string, string>, options?: RepoOptions): Promise<TestRepo>;
   /** Requires HTTP basic auth with these credentials (401 + WWW-Authenticate otherwise); undefined turns it off. */
   setAuth(user: string | undefined, pass?: string): void;
-  /** Makes every request fail with `status`, or never answer ("hang"); undefined clears. */
+  /** Makes every request fail (see {@link Fault}); undefined clears. */
   setFault(fault: Fault): void;
   /** Requests served so far, as "METHOD /path?query". */
   requests: string[];
@@ -72,6 +82,11 @@ export interface GitServer {
   protocols: Array<string | undefined>;
   /** Closes the server (and hanging requests) and deletes the temporary directory. */
   stop(): Promise<void>;
+}
+
+/** One pkt-line: its length (4 hex digits, header included), then `payload`. */
+function pkt(payload: string): string {
+  return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, "0") + payload;
 }
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
@@ -102,6 +117,15 @@ export async function startGitServer(options: ServerOptions = {}): Promise<GitSe
     protocols.push(Array.isArray(protocol) ? protocol.join(",") : protocol);
     if (fault === "hang") {
       hanging.add(res);
+      return;
+    }
+    if (fault !== undefined && "refuse" in fault) {
+      const text = fault.refuse({ authorization: req.headers.authorization, path: req.url ?? "/" });
+      const service = new URL(req.url ?? "/", "http://localhost").searchParams.get("service");
+      res.writeHead(200, {
+        "content-type": `application/x-${service ?? "git-upload-pack"}-advertisement`,
+      });
+      res.end(`${pkt(`# service=${service ?? "git-upload-pack"}\n`)}0000${pkt(`ERR ${text}\n`)}`);
       return;
     }
     if (fault !== undefined) {

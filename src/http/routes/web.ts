@@ -7,6 +7,7 @@ import type { App, Operation } from "../../app/index.ts";
 import { isDnsLabel, isDnsSubdomain } from "../../core/index.ts";
 import { keyOf, requestedOperation } from "../appview.ts";
 import { requireNamespace, tokenLookup } from "../auth.ts";
+import { DEFAULT_NAMESPACE } from "../config.ts";
 import { HttpError } from "../errors.ts";
 import { appsVisibleTo } from "../listing.ts";
 import { buildOperation, submitOperation } from "../operations.ts";
@@ -56,27 +57,20 @@ const COOKIE = {
   sameSite: "Strict",
 } as const;
 
-/** Headers of every page: no framing, no inline or foreign content, nothing cached. */
-const PAGE_HEADERS: Record<string, string> = {
-  "content-security-policy":
-    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-content-type-options": "nosniff",
-  "x-frame-options": "DENY",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store",
-};
-
 /**
  * Registers the web page (when PLUMB_SESSION_KEY is set; otherwise these routes answer 404):
  * - GET /login, POST /login {token, _csrf}: a valid API token sets the session cookie
  *   (signed, expiring after SESSION_SECONDS, HttpOnly, Secure, SameSite=Strict) → 303 /
- * - POST /logout {_csrf} → cookie cleared, 303 /login
+ * - POST /logout {_csrf} → the sign-out recorded in the cluster (a Lease in PLUMB_NAMESPACE
+ *   until the session would have expired: every plumb process refuses the cookie from then
+ *   on), cookie cleared, 303 /login; when the record cannot be written, 502 saying so
  * - GET / [?namespace=&status=]: the Apps the token may see
  * - GET /apps/:ns/:name, GET /apps/:ns/:name/approve (the held preview, Approve / Reject)
  * - POST /apps/:ns/:name/operations {_csrf, type: approve|reject|sync|restart|rollback,
  *   revision?}: the API's rules (buildOperation), then 303 back to the App
- * A GET without a session goes to /login; a POST without one is 401, with a missing or wrong
- * CSRF token 403, both before the cluster is read. Errors are HTML pages.
+ * A GET without a session (or with a signed-out one) goes to /login; a POST without one is
+ * 401, with a missing or wrong CSRF token 403, both before anything but the sign-out record is
+ * read. Errors are HTML pages.
  */
 export function registerWebRoutes(
   app: Hono<HttpEnv>,
@@ -87,33 +81,35 @@ export function registerWebRoutes(
     c.body(STYLESHEET, 200, {
       "content-type": "text/css; charset=utf-8",
       "cache-control": "public, max-age=3600",
-      "x-content-type-options": "nosniff",
     }),
   );
 
   const key = deps.config.sessionKey;
   const keys = key ? new SessionKeys(key, deps.config.apiTokens) : undefined;
   const findToken = tokenLookup(deps.config.apiTokens);
+  const namespace = deps.config.namespace ?? DEFAULT_NAMESPACE;
   const sessions = new WeakMap<Context, Session | undefined>();
 
   const page = async (c: Context<HttpEnv>, node: JSXNode, status: 200 | 401 | 403 = 200) =>
     c.html(await renderDocument(node), status);
 
-  // Every web route: HTML errors, the page's headers, and the session if there is one.
+  // Every web route: HTML errors and the session if there is one (the security headers are
+  // every answer's: headers.ts).
   const web: MiddlewareHandler<HttpEnv> = async (c, next) => {
     c.set("errorPage", async (status, message) => {
       const s = sessions.get(c);
-      const res = c.html(
+      return c.html(
         await renderDocument(errorPage(status, message, s?.caller, s?.csrf)),
         status as 400,
       );
-      for (const [k, v] of Object.entries(PAGE_HEADERS)) res.headers.set(k, v);
-      return res;
     });
     if (!keys) throw new HttpError(404, "the web page is off: set PLUMB_SESSION_KEY to turn it on");
-    sessions.set(c, await keys.open(getCookie(c, SESSION_COOKIE, "host"), deps.now()));
+    const opened = await keys.open(getCookie(c, SESSION_COOKIE, "host"), deps.now());
+    // A signed-out session is no session, in whichever process it was signed out.
+    const out = opened !== undefined && (await deps.apps.signedOut(namespace, opened.record));
+    if (out) deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, prefix: "host" });
+    sessions.set(c, out ? undefined : opened);
     await next();
-    for (const [k, v] of Object.entries(PAGE_HEADERS)) c.res.headers.set(k, v);
   };
   /** The session of a GET, or a redirect to the sign-in form. */
   const viewer = (c: Context<HttpEnv>): Session | undefined => sessions.get(c);
@@ -159,8 +155,19 @@ export function registerWebRoutes(
 
   app.post("/logout", web, limit, async (c) => {
     if (!viewer(c)) return c.redirect("/login", 303);
-    await poster(c);
+    const { session } = await poster(c);
     deleteCookie(c, SESSION_COOKIE, { path: "/", secure: true, prefix: "host" });
+    try {
+      await deps.apps.recordSignOut(namespace, session.record, session.expires);
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      deps.log?.({ msg: "web sign-out not recorded", token: session.caller.name, status });
+      throw new HttpError(
+        502,
+        `Signed out in this browser, but the sign-out could not be recorded in namespace ${namespace}${typeof status === "number" ? ` (HTTP ${status})` : ""}: the session stays valid until ${session.expires.toISOString()} wherever its cookie is kept. plumb records sign-outs as Leases in PLUMB_NAMESPACE: make sure that namespace exists and plumb may create Leases there.`,
+      );
+    }
+    deps.log?.({ msg: "web sign-out", token: session.caller.name });
     return c.redirect("/login", 303);
   });
 
