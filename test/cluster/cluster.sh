@@ -23,6 +23,8 @@ SERVICE_CIDR="${PLUMB_CLUSTER_SERVICE_CIDR:-10.96.0.0/16}"
 FIRST_SERVICE_IP="${PLUMB_CLUSTER_FIRST_SERVICE_IP:-10.96.0.1}"
 START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-180}"
 COMPONENTS=(kubelet-sim kube-controller-manager kube-apiserver etcd) # stop order
+# shellcheck source=node.sh
+. "$HERE/node.sh" # the real node, PLUMB_CLUSTER_NODE=kubelet (instead of kubelet-sim)
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
@@ -234,11 +236,11 @@ wait_for() { # NAME TIMEOUT CHECK...: wait until CHECK succeeds while NAME's pro
   local name="$1" timeout="$2"; shift 2
   local deadline=$((SECONDS + timeout)) out c
   while ! out="$("$@" 2>&1)"; do
-    for c in etcd kube-apiserver kube-controller-manager kubelet-sim; do
+    for c in $(running_components); do
       [[ -f "$DIR/$c.pid" ]] || continue
       pid_of "$DIR" "$c" >/dev/null || fail_start "$c exited" "$c"
     done
-    ((SECONDS < deadline)) || fail_start "not ready after ${timeout}s: ${out:0:300}" "$name" kubelet-sim
+    ((SECONDS < deadline)) || fail_start "not ready after ${timeout}s: ${out:0:300}" "$name" "$(node_log)"
     sleep 0.3
   done
 }
@@ -264,11 +266,14 @@ start_cluster() {
       die "a cluster is already running in $DIR ($c); run: $0 stop $DIR"
     fi
   done
+  [[ -z "$(node_pids)" ]] || die "a node is already running in $DIR; run: $0 stop $DIR"
   rm -f "$DIR"/*.pid
   gen_certs "$DIR"
 
   # Ports: env wins, then the ones DIR used last time (if still free), then free ones.
   load_state
+  node_mode_from_env
+  if node_real; then node_build; fi
   if [[ -n "$APISERVER_PORT" ]]; then
     for c in "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"; do
       port_free "$c" || { ETCD_PORT=""; ETCD_PEER_PORT=""; APISERVER_PORT=""; break; }
@@ -290,6 +295,7 @@ start_cluster() {
   write_kubeconfig "$DIR/controller-manager.kubeconfig" "$server" kube-controller-manager cert controller-manager
   write_kubeconfig "$DIR/kubelet-sim.kubeconfig" "$server" plumb-kubelet-sim cert kubelet-sim
   cp "$p/ca.crt" "$DIR/ca.crt"
+  if node_real; then node_prepare "$server"; fi
   (umask 077; cp "$p/admin.token" "$DIR/token")
   for c in "${COMPONENTS[@]}"; do : >"$DIR/$c.log"; done
 
@@ -298,6 +304,7 @@ start_cluster() {
   read -r -a apiserver_args <<<"${PLUMB_CLUSTER_APISERVER_ARGS:-}"
   read -r -a kcm_args <<<"${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}"
   read -r -a sim_args <<<"${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}"
+  mapfile -t -O "${#apiserver_args[@]}" apiserver_args < <(node_apiserver_args)
 
   launch etcd --data-dir="$DIR/etcd" \
     --listen-client="127.0.0.1:$ETCD_PORT" --listen-peer="127.0.0.1:$ETCD_PEER_PORT"
@@ -330,8 +337,12 @@ start_cluster() {
     --profiling=false --v="${PLUMB_CLUSTER_CONTROLLER_MANAGER_V:-1}" \
     "${kcm_args[@]}"
 
-  launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
-    "${sim_args[@]}"
+  if node_real; then
+    node_start
+  else
+    launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
+      "${sim_args[@]}"
+  fi
 
   wait_for kube-apiserver "$START_TIMEOUT" \
     "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name=""
@@ -346,12 +357,14 @@ export PLUMB_CLUSTER_SERVER='$server'
 export PLUMB_CLUSTER_TOKEN_FILE='$DIR/token'
 export PLUMB_CLUSTER_CA_FILE='$DIR/ca.crt'
 export PLUMB_CLUSTER_NODE_NAME='$NODE_NAME'
+export PLUMB_CLUSTER_NODE='$NODE_MODE'
 EOF
   log "cluster ready in $((SECONDS - t0))s: $server (kubeconfig: $DIR/kubeconfig)"
 }
 
 stop_cluster() {
   local quiet="${1:-}" c pid pids=() n
+  node_stop
   for c in "${COMPONENTS[@]}"; do
     for pid in $(dir_pids "$c"); do
       kill -TERM "$pid" 2>/dev/null || true
@@ -378,7 +391,7 @@ stop_cluster() {
 status_cluster() {
   local c ok=0
   load_state
-  for c in "${COMPONENTS[@]}"; do
+  for c in $(running_components); do
     if pid="$(pid_of "$DIR" "$c")"; then echo "$c: running (pid $pid)"; else echo "$c: not running"; ok=1; fi
   done
   ((ok == 0)) || return 1
