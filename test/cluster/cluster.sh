@@ -3,6 +3,8 @@
 # etcd + kube-apiserver + kube-controller-manager (upstream code, built from
 # Go modules into test/cluster/bin/plumb-cluster) and kubelet-sim, a fake
 # node that schedules pods and marks them Running/Ready. Loopback only.
+# PLUMB_CLUSTER_NODE=kubelet: a real node instead (kubelet, kube-scheduler, containerd;
+# node.sh).
 #
 #   test/cluster/cluster.sh build          build (or refresh) the binary
 #   test/cluster/cluster.sh start DIR      start a cluster whose state lives in DIR
@@ -401,7 +403,10 @@ status_cluster() {
 
 cmd="${1:-}"
 case "$cmd" in
-  build) build "${2:-}" ;;
+  build)
+    build "${2:-}"
+    node_mode_from_env
+    if node_real; then node_build; fi ;;
   start|stop|status)
     [[ $# -eq 2 ]] || usage
     if [[ "$cmd" == start ]]; then

@@ -107,15 +107,19 @@ node_apiserver_args() {
 }
 
 # node_subnet: a /24 for DIR's Pods, 10.244.X.0/24 with X from DIR's hash, moved on while a
-# route of this machine already covers it (another node's bridge).
+# route of this machine already covers it (another node's bridge; DIR's own is fine).
 node_subnet() {
-  if [[ -n "$NODE_SUBNET_OCTET" && -z "$(ip -4 route show "10.244.$NODE_SUBNET_OCTET.0/24" 2>/dev/null)" ]]; then
-    return 0
-  fi
-  local x n
+  local x n bridge
+  bridge="plumb$(node_id)"
+  taken() {
+    local route
+    route="$(ip -4 route show "10.244.$1.0/24" 2>/dev/null)"
+    [[ -n "$route" && "$route" != *" dev $bridge "* ]]
+  }
+  if [[ -n "$NODE_SUBNET_OCTET" ]] && ! taken "$NODE_SUBNET_OCTET"; then return 0; fi
   x=$((16#$(node_id | cut -c1-2)))
   for n in $(seq 0 255); do
-    if [[ -z "$(ip -4 route show "10.244.$(((x + n) % 256)).0/24")" ]]; then
+    if ! taken $(((x + n) % 256)); then
       NODE_SUBNET_OCTET=$(((x + n) % 256))
       return 0
     fi
@@ -125,7 +129,7 @@ node_subnet() {
 
 # node_prepare SERVER: configuration, certificates, cgroups and the bridge, before launch.
 node_prepare() {
-  local server="$1" id n="$DIR/node" cg
+  local server="$1" id n="$DIR/node" cg h
   id="$(node_id)"
   node_certs
   node_subnet
@@ -140,7 +144,8 @@ node_prepare() {
   if ! ip link show "$bridge" >/dev/null 2>&1; then
     ip link add "$bridge" type bridge || die "cannot create bridge $bridge (need CAP_NET_ADMIN)"
   fi
-  ip addr replace "$gw/24" dev "$bridge"
+  ip addr flush dev "$bridge"
+  ip addr add "$gw/24" dev "$bridge"
   ip link set "$bridge" up
   # cgroupRoot must exist in every hierarchy; cpuset needs its cpus/mems set to take tasks.
   cg="plumb-$id"
