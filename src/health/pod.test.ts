@@ -251,12 +251,18 @@ describe("v1/Pod", () => {
         phase: "Pending",
         conditions: [cond("Ready", "False"), cond("PodScheduled", "True")],
         containerStatuses: [
-          { name: "nginx", ready: false, restartCount: 0, state: { waiting: { reason, message } } },
+          {
+            name: "nginx",
+            image: "127.0.0.1:5000/plumb/absent:1.0",
+            ready: false,
+            restartCount: 0,
+            state: { waiting: { reason, message } },
+          },
         ],
       });
     const expected = {
       status: "Degraded",
-      message: `pod web-5d8f/nginx: ImagePullBackOff: ${error}`,
+      message: `pod web-5d8f/nginx: ImagePullBackOff: Back-off pulling image "127.0.0.1:5000/plumb/absent:1.0": ErrImagePull: ${error}`,
     };
     expect(assessHealth(waiting("ErrImagePull", error), NOW)).toEqual(expected);
     expect(

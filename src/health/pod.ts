@@ -52,6 +52,8 @@ interface Terminated {
 
 interface ContainerStatus {
   name: string;
+  /** The image the spec names (the kubelet copies it into the status). */
+  image?: string;
   ready: boolean;
   restartCount: number;
   waiting?: { reason?: string; message?: string };
@@ -80,6 +82,8 @@ function containerStatuses(list: unknown): ContainerStatus[] {
       ready: c["ready"] === true,
       restartCount: num(c["restartCount"], 0),
     };
+    const image = str(c["image"]);
+    if (image) cs.image = image;
     if (state["waiting"] !== undefined) {
       const w = obj(state["waiting"]);
       cs.waiting = {};
@@ -124,9 +128,6 @@ function restartPolicyOf(o: KubeObject, name: string, init: boolean): string {
   return policy === "Never" ? "Never" : "OnFailure";
 }
 
-/** "Back-off pulling image "x": ErrImagePull: <error>" (kubelet 1.35): the error after it. */
-const PULL_BACKOFF = /^Back-off pulling image "[^"]*": ErrImagePull: (.+)$/s;
-
 /**
  * What keeps a container from running, as one message per state, whichever half of the
  * kubelet's cycle the status was read in, so a steady failure writes a steady status:
@@ -137,8 +138,9 @@ const PULL_BACKOFF = /^Back-off pulling image "[^"]*": ErrImagePull: (.+)$/s;
  *   back-off (10 s, 20 s, ... 5 min) the state is the ended run, terminated, with restartCount
  *   above 0. Either way it is the same crash loop, and the kubelet's waiting message (whose
  *   back-off grows with each restart) is replaced by how the last run ended.
- * - a failed pull is "ImagePullBackOff: <the pull error>": the kubelet alternates ErrImagePull
- *   (the error) and ImagePullBackOff ("Back-off pulling image "x": ErrImagePull: <the error>").
+ * - a failed pull is "ImagePullBackOff: Back-off pulling image "x": ErrImagePull: <the pull
+ *   error>", the kubelet's own ImagePullBackOff message (1.35), which it alternates with
+ *   ErrImagePull and the bare error: that one is given the same words.
  * - any other waiting reason that will not resolve by itself (isFailingWait) as the kubelet
  *   gives it.
  * A container that ended and that the kubelet will not restart (restartPolicy Never, or
@@ -151,9 +153,8 @@ function containerFailure(pod: string, c: ContainerStatus, policy: string): stri
   if (reason === "CrashLoopBackOff" && c.lastTerminated) {
     return `${at}: CrashLoopBackOff: last run: ${runEnded(c.lastTerminated)}`;
   }
-  if (reason === "ErrImagePull" || reason === "ImagePullBackOff") {
-    const error = message ? (PULL_BACKOFF.exec(message)?.[1] ?? message) : undefined;
-    return `${at}: ImagePullBackOff${error ? `: ${error}` : ""}`;
+  if (reason === "ErrImagePull" && message && c.image) {
+    return `${at}: ImagePullBackOff: Back-off pulling image "${c.image}": ErrImagePull: ${message}`;
   }
   if (reason && isFailingWait(reason)) return `${at}: ${reason}${message ? `: ${message}` : ""}`;
   const t = c.terminated;

@@ -207,7 +207,7 @@ describe("on a real node", () => {
       );
       expect(reason(app)).toMatch(
         new RegExp(
-          `^Deployment node-pull/pull: pod pull-[a-z0-9]+-[a-z0-9]+/main: ImagePullBackOff: .*failed to pull and unpack image "${image}": .*: not found; progress deadline exceeded: `,
+          `^Deployment node-pull/pull: pod pull-[a-z0-9]+-[a-z0-9]+/main: ImagePullBackOff: Back-off pulling image "${image}": ErrImagePull: .*failed to pull and unpack image "${image}": .*: not found; progress deadline exceeded: `,
         ),
       );
       // The kubelet alternates ErrImagePull and ImagePullBackOff; the App's reason holds still.
