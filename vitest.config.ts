@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// PLUMB_CLUSTER_NODE=kubelet adds the tests of test/e2e/node, on a second cluster whose node is a
-// real kubelet with containerd (test/cluster/node.sh); without it they are not collected.
+// PLUMB_CLUSTER_NODE=kubelet adds the tests of test/e2e/node, which start a second cluster whose
+// node is a real kubelet with containerd (test/cluster/node.sh); without it they are not collected.
 const realNode = process.env["PLUMB_CLUSTER_NODE"] === "kubelet";
 
 export default defineConfig({
@@ -20,10 +20,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/*.test.ts", ...(realNode ? ["test/e2e/node/*.test.ts"] : [])],
-          globalSetup: [
-            "test/e2e/global-setup.ts",
-            ...(realNode ? ["test/e2e/node/global-setup.ts"] : []),
-          ],
+          globalSetup: ["test/e2e/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 300_000,
           fileParallelism: false,

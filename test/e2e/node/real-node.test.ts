@@ -20,12 +20,15 @@ import {
   pods,
   reconcileOnce,
   reconcileUntil,
+  startRealNode,
 } from "./support.ts";
 
 let git: GitServer;
 let registry: TestRegistry;
 let engines: NodeEngines;
+let stopNode = async () => {};
 beforeAll(async () => {
+  stopNode = await startRealNode();
   git = await startGitServer();
   registry = await startRegistry();
   engines = createNodeEngines();
@@ -34,6 +37,7 @@ afterAll(async () => {
   await engines?.close();
   await registry?.stop();
   await git?.stop();
+  await stopNode();
 });
 
 const TIMEOUT = 3 * NODE_WAIT_MS;

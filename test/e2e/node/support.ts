@@ -1,8 +1,8 @@
-// Helpers for the tests on the real node (global-setup.ts here): the same as ../support.ts, on
-// the real node's cluster.
-import { execFileSync } from "node:child_process";
+// Helpers for the tests on the real node: its cluster, started for the tests that use it (so
+// that the rest of the suite runs without its load), and the same helpers as ../support.ts on it.
+import { execFileSync, spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { inject } from "vitest";
 import type { App } from "../../../src/app/index.ts";
 import type { KubeObject } from "../../../src/core/index.ts";
 import { createKubePort, type KubeTransport } from "../../../src/kube/index.ts";
@@ -10,7 +10,7 @@ import { nodeKubeTransport } from "../../../src/kube/node.ts";
 import type { Ports } from "../../../src/reconcile/index.ts";
 import { type RunResult, reconcileApp } from "../../../src/reconcile/index.ts";
 import { createGitPort } from "../../../src/source/git.ts";
-import { callApi } from "../../support/kube-api.ts";
+import { callApi, installAppCrd } from "../../support/kube-api.ts";
 import { waitFor } from "../../support/wait.ts";
 
 /** The images every real node has, built from busybox-static (test/cluster/node.sh). */
@@ -19,7 +19,52 @@ export const BUSYBOX = "plumb.local/busybox:1";
 /** How long a test waits for what a kubelet does: generous, a loaded machine is slow. */
 export const NODE_WAIT_MS = 240_000;
 
-const kubeconfig = (): string => inject("nodeKubeconfig");
+const ROOT = resolve(import.meta.dirname, "../../..");
+let started: string | undefined;
+
+const kubeconfig = (): string => {
+  if (!started) throw new Error("the real node's cluster is not started: call startRealNode()");
+  return started;
+};
+
+/** `cluster.sh VERB DIR` with the real node, its output shown. */
+function clusterSh(verb: "start" | "stop", dir: string): Promise<void> {
+  return new Promise((done, fail) => {
+    const child = spawn("bash", [join(ROOT, "test/cluster/cluster.sh"), verb, dir], {
+      stdio: ["ignore", "inherit", "inherit"],
+      env: { ...process.env, PLUMB_CLUSTER_NODE: "kubelet" },
+    });
+    child.on("error", fail);
+    child.on("exit", (code) =>
+      code === 0 ? done() : fail(new Error(`cluster.sh ${verb} ${dir}: exit code ${code}`)),
+    );
+  });
+}
+
+/**
+ * Starts a fresh control plane whose node is a real kubelet with containerd (in .plumb/e2e-node,
+ * removed first), with the App CRD; or uses the one PLUMB_E2E_NODE_KUBECONFIG names.
+ * @returns what stops it (and removes its directory)
+ */
+export async function startRealNode(): Promise<() => Promise<void>> {
+  const given = process.env["PLUMB_E2E_NODE_KUBECONFIG"];
+  let stop = async () => {};
+  if (given) {
+    started = given;
+  } else {
+    const dir = join(ROOT, ".plumb/e2e-node");
+    await clusterSh("stop", dir);
+    rmSync(dir, { recursive: true, force: true });
+    await clusterSh("start", dir);
+    started = join(dir, "kubeconfig");
+    stop = async () => {
+      await clusterSh("stop", dir);
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  await installAppCrd(transport());
+  return stop;
+}
 
 let shared: KubeTransport | undefined;
 /** The raw transport (admin credentials) of the real node's cluster. */
@@ -133,7 +178,7 @@ export async function reconcileUntil(
 
 /** Runs the bundled kubectl against the real node's cluster; returns stdout. */
 export function kubectl(args: readonly string[]): string {
-  const bin = join(resolve(import.meta.dirname, "../../.."), "test/cluster/bin/plumb-cluster");
+  const bin = join(ROOT, "test/cluster/bin/plumb-cluster");
   return execFileSync(bin, ["kubectl", "--kubeconfig", kubeconfig(), ...args], {
     encoding: "utf8",
   });
