@@ -10,6 +10,10 @@ const HANG_GUARD_MS = {
   e2e: 30 * 60_000,
 };
 
+// PLUMB_CLUSTER_NODE=kubelet adds the tests of test/e2e/node, which start a second cluster whose
+// node is a real kubelet with containerd (test/cluster/node.sh); without it they are not collected.
+const realNode = process.env["PLUMB_CLUSTER_NODE"] === "kubelet";
+
 export default defineConfig({
   test: {
     // Closing (the e2e global teardown stops the control plane) gets as long as a hook.
@@ -31,7 +35,7 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
+          include: ["test/e2e/*.test.ts", ...(realNode ? ["test/e2e/node/*.test.ts"] : [])],
           globalSetup: ["test/e2e/global-setup.ts"],
           testTimeout: HANG_GUARD_MS.e2e,
           hookTimeout: HANG_GUARD_MS.e2e,

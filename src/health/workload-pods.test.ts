@@ -88,11 +88,25 @@ describe("explainByPods", () => {
     );
   });
 
-  it("leaves a rollout whose Pods are merely starting, and anything not Progressing, as it is", () => {
+  it("still names the Pod's reason once the progress deadline has passed", () => {
+    const degraded = {
+      status: "Degraded" as const,
+      message: 'progress deadline exceeded: ReplicaSet "web-5d8f9c7b6d" has timed out progressing.',
+    };
+    expect(explainByPods(degraded, [running, pulling("web-new-1")])).toEqual({
+      status: "Degraded",
+      message:
+        'pod web-new-1/web: ImagePullBackOff: Back-off pulling image "registry.example.com/web:1.5"; progress deadline exceeded: ReplicaSet "web-5d8f9c7b6d" has timed out progressing.',
+    });
+  });
+
+  it("leaves a rollout whose Pods are merely starting, and anything neither Progressing nor Degraded, as it is", () => {
     const starting = pod("web-new-1", { phase: "Pending" });
     const health = { status: "Progressing" as const, message: "1 of 2 replicas updated" };
     expect(explainByPods(health, [running, starting])).toBe(health);
     const degraded = { status: "Degraded" as const, message: "progress deadline exceeded" };
-    expect(explainByPods(degraded, [pulling("web-new-1")])).toBe(degraded);
+    expect(explainByPods(degraded, [running, starting])).toBe(degraded);
+    const suspended = { status: "Suspended" as const, message: "rollout paused" };
+    expect(explainByPods(suspended, [pulling("web-new-1")])).toBe(suspended);
   });
 });

@@ -35,15 +35,17 @@ export function podSelector(workload: KubeObject): string | undefined {
 }
 
 /**
- * `health` of a Progressing workload with the reason its Pods give, when one of them is
- * Degraded (a container waiting in ImagePullBackOff, CrashLoopBackOff, CreateContainerConfigError
+ * `health` of a Progressing or Degraded workload with the reason its Pods give, when one of
+ * them is Degraded (a container in ImagePullBackOff, CrashLoopBackOff, CreateContainerConfigError
  * ..., see podHealth) or cannot be scheduled: the first such Pod's message, how many more,
- * then the rollout's own count — "pod web-5d8f/web: ImagePullBackOff: Back-off pulling image
- * ...; 2 of 4 replicas updated". The status stays Progressing: the progress deadline decides
- * Degraded, as Argo CD and kstatus do. Anything else is returned as it is.
+ * then the workload's own message — "pod web-5d8f/web: ImagePullBackOff: ...; 2 of 4 replicas
+ * updated". The status stays as it was: the progress deadline decides Degraded, as Argo CD and
+ * kstatus do, and once it has passed ("progress deadline exceeded: ReplicaSet ... has timed
+ * out progressing", which is also the message the Degraded alert carries) the Pods' reason
+ * still leads. Anything else is returned as it is.
  */
 export function explainByPods(health: HealthResult, pods: readonly KubeObject[]): HealthResult {
-  if (health.status !== "Progressing") return health;
+  if (health.status !== "Progressing" && health.status !== "Degraded") return health;
   const stuck = pods
     .map((p) => podHealth(p))
     .filter(
@@ -55,5 +57,5 @@ export function explainByPods(health: HealthResult, pods: readonly KubeObject[])
   if (!first) return health;
   const more = stuck.length > 1 ? ` (and ${plural(stuck.length - 1, "more pod")})` : "";
   const own = str(health.message);
-  return result("Progressing", `${first.message}${more}${own ? `; ${own}` : ""}`);
+  return result(health.status, `${first.message}${more}${own ? `; ${own}` : ""}`);
 }

@@ -13,11 +13,11 @@ import type { RunContext } from "./context.ts";
 const MAX_LISTED = 5;
 
 /**
- * `health` with each Progressing Deployment, StatefulSet or DaemonSet (apps/v1) of `refs`
- * explained by its Pods when one of them is stuck (ImagePullBackOff, CrashLoopBackOff,
+ * `health` with each Progressing or Degraded Deployment, StatefulSet or DaemonSet (apps/v1) of
+ * `refs` explained by its Pods when one of them is stuck (ImagePullBackOff, CrashLoopBackOff,
  * Unschedulable...: explainByPods). One Pod list per such workload (by its selector, in its
- * namespace), for at most 5 of them; nothing is listed while every workload progresses or is
- * healthy, so a steady run costs no request more. A failed list leaves that workload as it was.
+ * namespace), for at most 5 of them; nothing is listed while every workload is healthy, so a
+ * steady run costs no request more. A failed list leaves that workload as it was.
  * @param live the live objects by refKey (the workloads' selectors)
  */
 export async function explainProgressing(
@@ -29,7 +29,10 @@ export async function explainProgressing(
   if (health.status === "Healthy") return health;
   const candidates = refs
     .filter((r) => POD_OWNERS.has(r.kind) && groupOf(r.apiVersion) === "apps" && r.namespace)
-    .filter((r) => health.byKey.get(refKey(r))?.status === "Progressing")
+    .filter((r) => {
+      const status = health.byKey.get(refKey(r))?.status;
+      return status === "Progressing" || status === "Degraded";
+    })
     .slice(0, MAX_LISTED);
   if (candidates.length === 0) return health;
   const byKey = new Map(health.byKey);

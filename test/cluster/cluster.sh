@@ -3,6 +3,8 @@
 # etcd + kube-apiserver + kube-controller-manager (upstream code, built from
 # Go modules into test/cluster/bin/plumb-cluster) and kubelet-sim, a fake
 # node that schedules pods and marks them Running/Ready. Loopback only.
+# PLUMB_CLUSTER_NODE=kubelet: a real node instead (kubelet, kube-scheduler, containerd;
+# node.sh).
 #
 #   test/cluster/cluster.sh build          build (or refresh) the binary
 #   test/cluster/cluster.sh start DIR      start a cluster whose state lives in DIR
@@ -25,6 +27,8 @@ FIRST_SERVICE_IP="${PLUMB_CLUSTER_FIRST_SERVICE_IP:-10.96.0.1}"
 # on 2 cores a start takes a minute or two).
 START_TIMEOUT="${PLUMB_CLUSTER_START_TIMEOUT:-900}"
 COMPONENTS=(kubelet-sim kube-controller-manager kube-apiserver etcd) # stop order
+# shellcheck source=node.sh
+. "$HERE/node.sh" # the real node, PLUMB_CLUSTER_NODE=kubelet (instead of kubelet-sim)
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 log() { echo "cluster.sh: $*" >&2; }
@@ -247,12 +251,12 @@ wait_ready() {
   local name="$1" what="$2"; shift 2
   local out c t0=$SECONDS said=$SECONDS
   while ! out="$("$@" 2>&1)"; do
-    for c in etcd kube-apiserver kube-controller-manager kubelet-sim; do
+    for c in $(running_components); do
       [[ -f "$DIR/$c.pid" ]] || continue
       pid_of "$DIR" "$c" >/dev/null || fail_start "$c exited" "$c"
     done
     ((SECONDS < DEADLINE)) ||
-      fail_start "$name not ready after $((SECONDS - START_T0))s: ${out:0:300}" "$name" kubelet-sim
+      fail_start "$name not ready after $((SECONDS - START_T0))s: ${out:0:300}" "$name" "$(node_log)"
     if ((SECONDS - said >= 30)); then
       said=$SECONDS
       log "still waiting for $what ($((SECONDS - t0))s so far): ${out:0:200}"
@@ -290,7 +294,6 @@ load_state() {
 
 START_T0=0 DEADLINE=0
 start_cluster() {
-  local t0=$SECONDS
   build
   START_T0=$SECONDS DEADLINE=$((SECONDS + START_TIMEOUT))
   local c
@@ -299,11 +302,14 @@ start_cluster() {
       die "a cluster is already running in $DIR ($c); run: $0 stop $DIR"
     fi
   done
+  [[ -z "$(node_pids)" ]] || die "a node is already running in $DIR; run: $0 stop $DIR"
   rm -f "$DIR"/*.pid
   gen_certs "$DIR"
 
   # Ports: env wins, then the ones DIR used last time (if still free), then free ones.
   load_state
+  node_mode_from_env
+  if node_real; then node_build; fi
   if [[ -n "$APISERVER_PORT" ]]; then
     for c in "$ETCD_PORT" "$ETCD_PEER_PORT" "$APISERVER_PORT"; do
       port_free "$c" || { ETCD_PORT=""; ETCD_PEER_PORT=""; APISERVER_PORT=""; break; }
@@ -325,6 +331,7 @@ start_cluster() {
   write_kubeconfig "$DIR/controller-manager.kubeconfig" "$server" kube-controller-manager cert controller-manager
   write_kubeconfig "$DIR/kubelet-sim.kubeconfig" "$server" plumb-kubelet-sim cert kubelet-sim
   cp "$p/ca.crt" "$DIR/ca.crt"
+  if node_real; then node_prepare "$server"; fi
   (umask 077; cp "$p/admin.token" "$DIR/token")
   for c in "${COMPONENTS[@]}"; do : >"$DIR/$c.log"; done
 
@@ -333,6 +340,7 @@ start_cluster() {
   read -r -a apiserver_args <<<"${PLUMB_CLUSTER_APISERVER_ARGS:-}"
   read -r -a kcm_args <<<"${PLUMB_CLUSTER_CONTROLLER_MANAGER_ARGS:-}"
   read -r -a sim_args <<<"${PLUMB_CLUSTER_KUBELET_SIM_ARGS:-}"
+  mapfile -t -O "${#apiserver_args[@]}" apiserver_args < <(node_apiserver_args)
 
   # One component at a time, each once the one it talks to is ready: a component started early
   # gives up on its own deadline (kube-controller-manager waits 10 s for the API server's
@@ -374,9 +382,13 @@ start_cluster() {
   wait_ready kube-controller-manager "kube-controller-manager working" \
     "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="" --timeout="$PROBE_TIMEOUT"
 
-  launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
-    "${sim_args[@]}"
-  wait_ready kubelet-sim "node $NODE_NAME Ready" \
+  if node_real; then
+    node_start
+  else
+    launch kubelet-sim --kubeconfig="$DIR/kubelet-sim.kubeconfig" --node-name="$NODE_NAME" \
+      "${sim_args[@]}"
+  fi
+  wait_ready "$(node_log)" "node $NODE_NAME Ready" \
     "$BIN" check-ready --kubeconfig="$DIR/kubeconfig" --node-name="$NODE_NAME" --timeout="$PROBE_TIMEOUT"
 
   cat >"$DIR/env" <<EOF
@@ -386,12 +398,14 @@ export PLUMB_CLUSTER_SERVER='$server'
 export PLUMB_CLUSTER_TOKEN_FILE='$DIR/token'
 export PLUMB_CLUSTER_CA_FILE='$DIR/ca.crt'
 export PLUMB_CLUSTER_NODE_NAME='$NODE_NAME'
+export PLUMB_CLUSTER_NODE='$NODE_MODE'
 EOF
-  log "cluster ready in $((SECONDS - t0))s: $server (kubeconfig: $DIR/kubeconfig)"
+  log "cluster ready in $((SECONDS - START_T0))s: $server (kubeconfig: $DIR/kubeconfig)"
 }
 
 stop_cluster() {
   local quiet="${1:-}" c pid pids=() n
+  node_stop
   for c in "${COMPONENTS[@]}"; do
     for pid in $(dir_pids "$c"); do
       kill -TERM "$pid" 2>/dev/null || true
@@ -418,7 +432,7 @@ stop_cluster() {
 status_cluster() {
   local c ok=0
   load_state
-  for c in "${COMPONENTS[@]}"; do
+  for c in $(running_components); do
     if pid="$(pid_of "$DIR" "$c")"; then echo "$c: running (pid $pid)"; else echo "$c: not running"; ok=1; fi
   done
   ((ok == 0)) || return 1
@@ -428,7 +442,10 @@ status_cluster() {
 
 cmd="${1:-}"
 case "$cmd" in
-  build) build "${2:-}" ;;
+  build)
+    build "${2:-}"
+    node_mode_from_env
+    if node_real; then node_build; fi ;;
   start|stop|status)
     [[ $# -eq 2 ]] || usage
     if [[ "$cmd" == start ]]; then

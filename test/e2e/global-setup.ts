@@ -31,6 +31,9 @@ export default async function setup(project: TestProject) {
     const cluster = (verb: "start" | "stop") =>
       execFileSync("bash", [join(ROOT, "test/cluster/cluster.sh"), verb, dir], {
         stdio: "inherit",
+        // These tests rely on the simulated node's conventions (any image runs); the real node's
+        // tests (PLUMB_CLUSTER_NODE=kubelet) start a cluster of their own (node/support.ts).
+        env: { ...process.env, PLUMB_CLUSTER_NODE: "sim" },
       });
     // A fresh control plane every run: cluster.sh keeps etcd data across starts of one DIR.
     cluster("stop");

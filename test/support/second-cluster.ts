@@ -37,7 +37,11 @@ export interface SecondCluster {
 /** Starts a fresh control plane in DIR (removed first). Takes 5–10 s with the binary built. */
 export async function startSecondCluster(dir: string): Promise<SecondCluster> {
   const sh = (verb: string, env: Record<string, string> = {}) =>
-    run("bash", [CLUSTER_SH, verb, dir], { env: { ...process.env, ...env }, maxBuffer: 1 << 24 });
+    run("bash", [CLUSTER_SH, verb, dir], {
+      // The tests of a second cluster rely on the simulated node, whatever PLUMB_CLUSTER_NODE says.
+      env: { ...process.env, PLUMB_CLUSTER_NODE: "sim", ...env },
+      maxBuffer: 1 << 24,
+    });
   await sh("stop");
   rmSync(dir, { recursive: true, force: true });
   await sh("start");
