@@ -29,7 +29,7 @@ beforeAll(async () => {
   await createApp(APPS, "web", { source: { git: { url: "https://git.example/web.git" } } });
   serve = await startServe(kubeconfig(), SETTINGS);
   worker = await startWorkerd(kubeconfig(), SETTINGS);
-}, 240_000);
+});
 
 afterAll(async () => {
   await serve?.stop();

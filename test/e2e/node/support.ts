@@ -16,9 +16,6 @@ import { waitFor } from "../../support/wait.ts";
 /** The images every real node has, built from busybox-static (test/cluster/node.sh). */
 export const BUSYBOX = "plumb.local/busybox:1";
 
-/** How long a test waits for what a kubelet does: generous, a loaded machine is slow. */
-export const NODE_WAIT_MS = 240_000;
-
 const ROOT = resolve(import.meta.dirname, "../../..");
 let started: string | undefined;
 
@@ -149,7 +146,7 @@ export function reconcileOnce(ns: string, name: string, extra: Partial<Ports> = 
 /**
  * Reconciles App ns/name once a second (as the schedule would, faster) until `pred` holds for
  * the App and the run; returns both.
- * @throws naming `what` and the App's last health and reason when NODE_WAIT_MS pass first
+ * @throws naming `what` and the App's last health and reason when waitFor gives up (a hang)
  */
 export async function reconcileUntil(
   ns: string,
@@ -168,8 +165,7 @@ export async function reconcileUntil(
         last = `${run.outcome}${run.error ? ` (${run.error})` : ""}, ${app.status?.healthStatus}: ${app.status?.healthReason}`;
         return pred(app, run) ? { app, run } : undefined;
       },
-      NODE_WAIT_MS,
-      1_000,
+      { everyMs: 1_000 },
     );
   } catch (err) {
     throw new Error(`${String(err)}; the last run: ${last}`);
