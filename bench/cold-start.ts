@@ -1,4 +1,4 @@
-// Measurement 8 (issue 14 target 1): the Worker's cold start — time from starting workerd
+// Measurement 8: the Worker's cold start — time from starting workerd
 // with the deployable bundle (wrangler deploy --dry-run's worker.js) to its first answer
 // (GET /healthz), beside the same for an empty Worker, so the difference is plumb's own.
 // Standalone: `node bench/cold-start.ts path/to/worker.js`.

@@ -1,4 +1,4 @@
-// The cost of a full comparison (issue 10): the requests a due run makes to compare every
+// The cost of a full comparison: the requests a due run makes to compare every
 // rendered object with its live state — with nothing changed, with one object edited by another
 // field manager, and as the approval preview of a one-object change — and what it concluded.
 import type { DiscoveryCache } from "../src/kube/index.ts";

@@ -1,4 +1,4 @@
-// Measurement 7 (issue 14 target 1): the cost of a run as a whole process, from start to exit,
+// Measurement 7: the cost of a run as a whole process, from start to exit,
 // as a CronJob pays it — the `plumb` bin measured from outside by /usr/bin/time (user + system
 // CPU, peak RSS): a no-op `reconcile NS/NAME` of guestbook, and `reconcile --all` over 100
 // Apps (first sync, a tick with nothing due, a forced tick).

@@ -48,7 +48,7 @@ export function runner(kube: Kube, git: BenchGit): Runner {
 /**
  * One reconcile of namespace/name, measured (wall, CPU of this process, requests, Git requests).
  * @param at the run's clock
- * @param compare a full comparison, as a scheduled run whose slot came (issue 14)
+ * @param compare a full comparison, as a scheduled run whose slot came
  */
 export async function measuredRun(
   r: Runner,
@@ -92,7 +92,7 @@ export async function measuredRun(
 /**
  * Reconciles (every 300 ms) until 3 runs in a row write nothing and see no object Progressing
  * (health settled: Deployments rolled out; a run that finds nothing new writes nothing even
- * while a rollout goes on, and a Progressing workload's stuck Pods are looked up, issue 9), at
+ * while a rollout goes on, and a Progressing workload's stuck Pods are looked up), at
  * most `timeoutMs`. Returns how many runs that took, and whether it settled.
  */
 export async function settle(

@@ -505,7 +505,7 @@ export function report(results: Results): string {
       if (l) lines.push(l.slice(0, 600));
   }
 
-  h("9. Whole processes: the plumb CLI from start to exit (issue 14 target 1)");
+  h("9. Whole processes: the plumb CLI from start to exit");
   lines.push(...processReport(results.process));
 
   h("10. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");

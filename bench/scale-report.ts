@@ -17,7 +17,7 @@ export interface ScaleResults {
   tickBefore?: TickResult | undefined;
 }
 
-/** The issue's figures from before (issue 14, "Why"), for the closing note's comparison. */
+/** The issue's figures from before ("Why"), for the closing note's comparison. */
 export const ISSUE_BEFORE = {
   firstSync1000: "288 s wall, 277 s CPU, 440 MiB, 1,000 fetches",
   forcedTick1000: "14 s, 5.6 s CPU, 2,004 API reads, 0 writes, 1,000 Git lookups",

@@ -1,5 +1,5 @@
 // `npm run build`: bundles the CLI (functions/cli.ts) with esbuild into dist/cli/<build>/, so a
-// run loads a few bundled files instead of hundreds of TypeScript modules (issue 14: the fixed
+// run loads a few bundled files instead of hundreds of TypeScript modules (the fixed
 // cost of a run). functions/plumb.mjs (the `plumb` bin) calls this when a source changed.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { isBuiltin } from "node:module";

@@ -1,5 +1,5 @@
 // npm run dev:worker: the Worker in workerd (`wrangler dev`) against the local control plane
-// that `npm start` (or `npm run cluster:start`) left running in .plumb/cluster (issue 9).
+// that `npm start` (or `npm run cluster:start`) left running in .plumb/cluster.
 // workerd's fetch trusts only publicly trusted certificates, so the API server is reached
 // through `kubectl proxy` (plain HTTP on 127.0.0.1, authenticating with the kubeconfig's
 // identity). KUBE_API_URL and KUBE_TOKEN are passed to wrangler; the other settings come from

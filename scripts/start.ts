@@ -46,7 +46,7 @@ async function main(): Promise<number> {
     return plumb(["reconcile", "--all"], existing);
   }
 
-  // A control plane a previous `npm start` left running is reused (issue 9).
+  // A control plane a previous `npm start` left running is reused.
   if (clusterRunning()) {
     console.error(`no KUBECONFIG: reusing the local control plane in ${CLUSTER_DIR}`);
   } else {

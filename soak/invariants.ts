@@ -1,4 +1,4 @@
-// What must hold after every wave of the soak (issue 12), read straight from the API server.
+// What must hold after every wave of the soak, read straight from the API server.
 import type { App } from "../src/app/index.ts";
 import { isFailureReason, type KubeObject } from "../src/core/index.ts";
 import type { KubeTransport } from "../src/kube/index.ts";

@@ -1,4 +1,4 @@
-// `npm run soak`: plumb's reconcile loop under API faults and overlapping runs (issue 12), for
+// `npm run soak`: plumb's reconcile loop under API faults and overlapping runs, for
 // minutes rather than a test's seconds. Not part of `npm test`.
 //
 // Against a real control plane ($KUBECONFIG, else one started in .plumb/soak-cluster) and a
@@ -372,7 +372,7 @@ async function main(): Promise<number> {
 }
 
 function printSummary(tallies: readonly Tally[]): void {
-  const lines = ["", "soak summary (issue 12)", ""];
+  const lines = ["", "soak summary", ""];
   for (const t of tallies) {
     const faults = Object.values(t.faults).reduce((a, b) => a + b, 0);
     const kinds = Object.entries(t.faults)

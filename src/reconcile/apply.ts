@@ -163,8 +163,9 @@ const CRD_WAIT_MS = 30_000;
 
 /**
  * Applies `objects` in stages. After the first stage (Namespaces, CRDs), waits (polling every
- * 500 ms, up to 30 s) until every applied CRD is Established, so custom resources of those
- * kinds in the second stage are served (Flux and Argo CD apply CRDs first for the same reason).
+ * 500 ms, up to 30 s) until every applied CRD is Established and its kind is in discovery, so
+ * custom resources of those kinds in the second stage are served (Flux and Argo CD apply CRDs
+ * first for the same reason).
  * Objects annotated helm.sh/hook run as hooks (hooks.ts): pre ones before the rest, post ones
  * after it; when a pre hook fails nothing else is applied and `halted` says why.
  */
@@ -246,10 +247,10 @@ async function waitEstablished(
     for (const crd of crds) {
       const key = refKey(refOf(crd));
       const live = out.applied.get(key);
-      if (live && isEstablished(live)) continue;
+      if (live && isEstablished(live) && (await served(live, cluster))) continue;
       const fresh = await cluster.get(refOf(crd));
       if (fresh) out.applied.set(key, fresh);
-      if (!fresh || !isEstablished(fresh)) pending.push(crd);
+      if (!fresh || !isEstablished(fresh) || !(await served(fresh, cluster))) pending.push(crd);
     }
     if (pending.length === 0) return;
     if (waited >= CRD_WAIT_MS) {
@@ -265,6 +266,26 @@ async function waitEstablished(
     }
     await sleep(500);
   }
+}
+
+/**
+ * Discovery lists the CRD's kind (in its first served version). The API server marks a CRD
+ * Established before its discovery document shows the group-version (the apiextensions
+ * DiscoveryController catches up asynchronously, later on a loaded server), and a custom
+ * resource applied in between is refused as an unknown kind.
+ */
+async function served(crd: KubeObject, cluster: ClusterPort): Promise<boolean> {
+  const spec = crd["spec"] as
+    | {
+        group?: string;
+        names?: { kind?: string };
+        versions?: Array<{ name?: string; served?: boolean }>;
+      }
+    | undefined;
+  const version = spec?.versions?.find((v) => v.served !== false)?.name;
+  const kind = spec?.names?.kind;
+  if (!spec?.group || !version || !kind) return true;
+  return (await cluster.resourceFor(`${spec.group}/${version}`, kind)) !== undefined;
 }
 
 function isEstablished(crd: KubeObject): boolean {

@@ -1,4 +1,4 @@
-// Alerts on the real control plane (issue 9): Recovered once after a problem however many runs
+// Alerts on the real control plane: Recovered once after a problem however many runs
 // it takes, and what each run tells Slack.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -105,7 +105,7 @@ describe("Recovered", () => {
     const sent = texts("alert-outage").slice(1);
     expect(sent).toHaveLength(3);
     expect(sent[0]).toMatch(/^\[alert-outage\/app\] Failed: SourceFailed: .*503/);
-    // Nothing new to apply: in sync again (issue 10), and healthy again (issue 9).
+    // Nothing new to apply: in sync again, and healthy again.
     expect(sent[1]).toBe(`[alert-outage/app] Synced: in sync again at revision ${c1}`);
     expect(sent[2]).toMatch(
       /^\[alert-outage\/app\] Recovered: healthy again after Failed: SourceFailed: .*503/,
@@ -153,7 +153,7 @@ describe("Recovered", () => {
   });
 });
 
-describe("Slack redelivery (issue 11 item 5)", () => {
+describe("Slack redelivery", () => {
   it("keeps an undelivered notification in status and sends it once when Slack works again, for up to 1 hour", async () => {
     const repo = await git.createRepo("redeliver", guestbook());
     await subscribedApp("alert-redeliver", repo.url);
@@ -228,7 +228,7 @@ describe("Slack redelivery (issue 11 item 5)", () => {
   });
 });
 
-describe("selfHeal in a steady App (issue 9 item 3)", () => {
+describe("selfHeal in a steady App", () => {
   it("records, emits and announces every correction, naming who changed what", async () => {
     const repo = await git.createRepo("heal", guestbook());
     await createNamespace("alert-heal");

@@ -1,4 +1,4 @@
-// A repository cannot delete what is not its own (issue 12, kind 7): a Namespace or a CRD the
+// A repository cannot delete what is not its own: a Namespace or a CRD the
 // repository opted into pruning is deleted only when nothing but the App's objects goes with
 // it; otherwise it is kept with a Warning Event saying what it holds. Real Git, real API server.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,7 +81,7 @@ async function warnings(ns: string, name: string, reason: string): Promise<strin
     .map((e) => e.message);
 }
 
-describe("pruning never takes others' objects with it (issue 12, kind 7)", () => {
+describe("pruning never takes others' objects with it", () => {
   it("a pre-existing Namespace rendered with plumb.dev/prune and then dropped is kept, with another App's and an unmanaged ConfigMap inside, and an Event says why", async () => {
     const shared = `k7-shared-${S}`;
     // The Namespace exists before, with an object nobody manages.

@@ -194,12 +194,12 @@ describe("plumb CLI", () => {
     expect(forced.lines).toEqual([
       expect.objectContaining({ app: "cli-steady/steady", outcome: "Reconciled" }),
     ]);
-    // The forced run found nothing new: it wrote nothing (issue 14).
+    // The forced run found nothing new: it wrote nothing.
     const requests = forced.lines[0]?.["requests"] as Record<string, number>;
     expect([requests["update"], requests["patch"], requests["create"]]).toEqual([0, 0, 0]);
   });
 
-  it("never prints a rendered Secret's value that the API server echoes in its error (issue 11)", async () => {
+  it("never prints a rendered Secret's value that the API server echoes in its error", async () => {
     // A number where a string belongs: server-side apply refuses it and quotes the value.
     const secret = [
       "apiVersion: v1",

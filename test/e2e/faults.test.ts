@@ -1,5 +1,4 @@
-// API faults between plumb and the real API server (issue 11 item 4, issue 12 kinds 2, 5 and
-// 8): the fault proxy answers chosen requests with 429/503/500, resets or silence; plumb (the
+// API faults between plumb and the real API server: the fault proxy answers chosen requests with 429/503/500, resets or silence; plumb (the
 // `plumb` bin, as an operator runs it) retries what is safe, fails what never answers within
 // its deadline, and names the request and the cause.
 import { execFile } from "node:child_process";
@@ -101,7 +100,7 @@ const READ_FAULTS = [
   ],
 ] as const;
 
-describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", () => {
+describe("transient API errors are retried", () => {
   it("a signed push right after the CRD is established: the first list of Apps gets 429 'storage is (re)initializing', then 503 Retry-After, and still 202 and the App reconciled", async () => {
     await createApp(NS, "hook", { source: { git: { url: repo.url, ref: "main", path: "hook" } } });
     const server = await startServe(viaProxy, { GITHUB_WEBHOOK_SECRET: SECRET });
@@ -221,7 +220,7 @@ describe("transient API errors are retried (issue 11 item 4, issue 12 kind 2)", 
   });
 });
 
-describe("deadlines and messages (issue 12 kinds 5 and 8)", () => {
+describe("deadlines and messages", () => {
   it("a request the server never answers: the run fails within the deadline, naming the request", async () => {
     await createApp(NS, "silent", {
       source: { git: { url: repo.url, ref: "main", path: "silent" } },

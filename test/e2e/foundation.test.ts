@@ -56,7 +56,7 @@ describe("App CRD", () => {
       "Health",
       "Revision",
       "Age",
-      // Priority 1 (-o wide): what the scheduled tick reads from this Table (issue 14).
+      // Priority 1 (-o wide): what the scheduled tick reads from this Table.
       ...ROW_COLUMNS.map((c) => c.name),
       "Message",
     ]);

@@ -1,4 +1,4 @@
-// `kubectl get apps` shows a failing App as failing (issue 9 item 5): Ready and its reason,
+// `kubectl get apps` shows a failing App as failing: Ready and its reason,
 // the message with -o wide, a short revision; the HTTP summary says the same.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Helm charts rendered by Helm's own engine (issue 13): from Git (argocd-example-apps'
+// Helm charts rendered by Helm's own engine: from Git (argocd-example-apps'
 // helm-guestbook), from an HTTP chart repository and from an OCI registry; hooks; refusals.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

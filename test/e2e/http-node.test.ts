@@ -95,7 +95,7 @@ describe("plumb serve", () => {
     });
   });
 
-  it("a form-encoded signed GitHub push (the hook API's default) is handled like JSON (issue 11)", async () => {
+  it("a form-encoded signed GitHub push (the hook API's default) is handled like JSON", async () => {
     const file = "guestbook-ui-deployment.yaml";
     const sha = await repo.commit({
       [file]: fixtureFiles(join(REAL_FIXTURES, "guestbook"))[file]!.replace(":v5", ":v8"),
@@ -198,7 +198,7 @@ describe("plumb serve", () => {
     );
   });
 
-  it("the approval preview over HTTP lists every change with desired and live values (issue 10, kind 8)", async () => {
+  it("the approval preview over HTTP lists every change with desired and live values", async () => {
     const cm = (greeting: string) =>
       `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: greeting}\ndata:\n  GREETING: ${greeting}\n`;
     const deployment = (replicas: number) =>

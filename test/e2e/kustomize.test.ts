@@ -172,7 +172,7 @@ describe("Kustomize overlays (podinfo)", () => {
           patches: [
             {
               patch: "- op: replace\n  path: /spec/replicas\n  value: 3\n",
-              // cache has no HPA: a Deployment an HPA scales keeps its live replicas (issue 10).
+              // cache has no HPA: a Deployment an HPA scales keeps its live replicas.
               target: { kind: "Deployment", name: "cache" },
             },
           ],
@@ -191,7 +191,7 @@ describe("Kustomize overlays (podinfo)", () => {
     expect((await deployment("staging", "cache"))?.spec.replicas).toBe(3);
 
     // A commit outside the overlays' reach renders the same objects: recorded as observed, not
-    // applied (status.revision stays the commit last applied; issue 10, kind 7).
+    // applied (status.revision stays the commit last applied).
     await repo.commit({ "docs/README.md": "notes\n" });
     const same = await run("kz", "staging");
     expect(same).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });

@@ -1,4 +1,4 @@
-// Encoded credentials never leak (issue 12, kind 6; issue 11, item 6): a secret that comes back
+// Encoded credentials never leak: a secret that comes back
 // in an error — a Git server echoing the request's Authorization header, an API server echoing
 // a rendered Secret's value — is redacted, in every encoding, from status, Events, the CLI's
 // line, the HTTP API and Slack. The Git server is test/support/git-server.ts refusing with the
@@ -117,7 +117,7 @@ async function surfaces(ns: string, name: string, cliOutput: string) {
 }
 
 /**
- * Every encoding of `secret` issue 12 names: plain, base64 (also of user:secret), URL-encoded,
+ * Every encoding of `secret` a message may carry: plain, base64 (also of user:secret), URL-encoded,
  * JSON-escaped (alone, and as JSON in JSON: how a JSON body quoting a message spells it).
  */
 function encodings(secret: string, user?: string): string[] {
@@ -164,7 +164,7 @@ async function secretIn(ns: string, name: string, data: Record<string, string>):
   });
 }
 
-describe("secrets never leak, in any encoding (issue 12, kind 6)", () => {
+describe("secrets never leak, in any encoding", () => {
   it("a Git server echoing the Authorization header in an ERR line: user:token's base64 reaches neither status, Events, the API, the CLI nor Slack", async () => {
     const ns = `leak-git-${S}`;
     await createNamespace(ns);

@@ -1,4 +1,4 @@
-// The loop under API faults and races (issue 12, kinds 1–5), through the fault proxy between
+// The loop under API faults and races, through the fault proxy between
 // plumb and the real API server: nothing a failed run applied is orphaned, every failure is
 // recorded, a Lease whose release failed costs seconds, a stale run never applies an older
 // commit over a newer one, and a run that outlives its Lease writes nothing more.
@@ -111,7 +111,7 @@ async function warnings(name: string, reason: string): Promise<string[]> {
     .map((e) => e.message);
 }
 
-describe("kind 1: nothing a failed run may have applied is orphaned", () => {
+describe("nothing a failed run may have applied is orphaned", () => {
   it("a reset after the API server created ConfigMap extra: extra is tracked, and pruned once Git drops it", async () => {
     const repo = await newApp("k1-reset");
     await repo.commit({ "extra.yaml": cm("extra") });
@@ -174,7 +174,7 @@ describe("kind 1: nothing a failed run may have applied is orphaned", () => {
   });
 });
 
-describe("kind 2: a run that still fails after the retries records it", () => {
+describe("a run that still fails after the retries records it", () => {
   it("single faults on reads are retried; a list that keeps failing is in status and an Event", async () => {
     const repo = await newApp("k2");
     await repo.commit({ "base.yaml": cm("base", "two") });
@@ -189,7 +189,7 @@ describe("kind 2: a run that still fails after the retries records it", () => {
     });
 
     // A new object: the run reads the other Apps' inventories (exact ownership) before applying
-    // (issue 14: only a changed object new to the App, a Namespace or a prune needs them).
+    // (only a changed object new to the App, a Namespace or a prune needs them).
     await repo.commit({ "base.yaml": cm("base", "three"), "extra.yaml": cm("extra", "one") });
     p.inject({
       method: "GET",
@@ -219,7 +219,7 @@ describe("kind 2: a run that still fails after the retries records it", () => {
   });
 });
 
-describe("kind 3: a Lease whose release failed costs seconds, not a minute", () => {
+describe("a Lease whose release failed costs seconds, not a minute", () => {
   it("a 500 on the Lease DELETE is retried: the next run finds it free", async () => {
     const repo = await newApp("k3-once");
     await repo.commit({ "base.yaml": cm("base", "b") });
@@ -265,7 +265,7 @@ describe("kind 3: a Lease whose release failed costs seconds, not a minute", () 
   });
 });
 
-describe("kind 4: a stale run never applies an older commit over a newer one", () => {
+describe("a stale run never applies an older commit over a newer one", () => {
   it("run A resolves K and waits for the Lease while run B applies K+1: A applies nothing, the cluster is K+1's", async () => {
     const repo = await newApp("k4");
     // K only changes what the App owns: no tracking write (which would also catch A) before it.
@@ -303,7 +303,7 @@ describe("kind 4: a stale run never applies an older commit over a newer one", (
   });
 });
 
-describe("kind 5: a run that outlives its Lease writes nothing more", () => {
+describe("a run that outlives its Lease writes nothing more", () => {
   it("a run whose apply and Lease renewals go unanswered stops when its Lease runs out and never sends that apply again", async () => {
     const repo = await newApp("k5");
     const k1 = await repo.commit({ "base.yaml": cm("base", "K1") });

@@ -1,4 +1,4 @@
-// A run asked for by a person always makes a full comparison (issue 9 item 4): the CLI on one
+// A run asked for by a person always makes a full comparison: the CLI on one
 // App (with or without --force), `reconcile --all --force`, and a sync through the HTTP API.
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";

@@ -82,7 +82,7 @@ describe("Slack notifications", () => {
     });
     await run("notify");
     // The fix renders the objects already applied: nothing to apply, the recovery is announced
-    // (issue 10), and the App is healthy again after the failure (issue 9).
+    //, and the App is healthy again after the failure.
     expect(texts().slice(2)).toEqual([
       `[notify/app] Synced: in sync again at revision ${fixed.slice(0, 7)}`,
       expect.stringMatching(

@@ -466,7 +466,7 @@ describe("bad input: the error where its author sees it, nothing lost", () => {
     });
     expect(status?.conditions?.find((c) => c.type === "Stalled")?.status).toBe("False");
     expect(status?.failures).toBe(1);
-    // The backoff counts from the failed run's time (no next run is stored, issue 14): the
+    // The backoff counts from the failed run's time (no next run is stored): the
     // schedule retries it 30 s later.
     const failedAt = Date.parse(status!.lastReconciledAt!);
     expect(failedAt).toBeGreaterThanOrEqual(before - 1000);

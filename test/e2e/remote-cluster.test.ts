@@ -1,4 +1,4 @@
-// Remote destinations end to end (issue 15): an App in cluster A (the suite's control plane)
+// Remote destinations end to end: an App in cluster A (the suite's control plane)
 // deploys the guestbook to cluster B (a second control plane started here) with a token-only
 // kubeconfig for plumb's identity in B (infra/rbac). Objects, field manager and health come
 // from B; prune and deletion act on B; B stopped is DestinationUnreachable and prunes nothing,

@@ -1,5 +1,5 @@
 // Short revisions as people see them (Slack, kubectl get apps: 7 characters) are accepted back
-// wherever a revision is asked for (issue 9 item 6): approve and rollback over HTTP, through
+// wherever a revision is asked for: approve and rollback over HTTP, through
 // the CLI, and in spec.operation written with kubectl.
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";

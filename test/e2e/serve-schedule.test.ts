@@ -1,4 +1,4 @@
-// `plumb serve` needs no one else to finish what it starts (issue 9 item 10): a run whose
+// `plumb serve` needs no one else to finish what it starts: a run whose
 // objects are Progressing asks for its follow-up run, and `--schedule` makes the process run
 // the schedule itself, so a deleted App is finalized without a CronJob.
 import { join } from "node:path";

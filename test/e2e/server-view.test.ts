@@ -1,4 +1,4 @@
-// Apply and drift as the API server sees them (issue 10): each kind's example on the real
+// Apply and drift as the API server sees them: each kind's example on the real
 // control plane, with the right value asserted. Every run owes a full comparison (compare: true,
 // as when the App's slot comes).
 import { join } from "node:path";
@@ -48,7 +48,7 @@ const tick = () => {
   clock = Math.max(clock + 2000, Date.now());
   return new Date(clock);
 };
-/** A run that makes a full comparison (as a scheduled run whose slot came, issue 14). */
+/** A run that makes a full comparison (as a scheduled run whose slot came). */
 const run = (ns: string, name = "app", extra = {}): Promise<RunResult> =>
   reconcileApp({ namespace: ns, name }, realPorts(extra), tick(), { compare: true });
 
@@ -150,7 +150,7 @@ async function otherSetsCpu(ns: string, cpu: string): Promise<void> {
   );
 }
 
-describe("kind 1: values the API server normalises are not drift", () => {
+describe("values the API server normalises are not drift", () => {
   it("a zero probe delay, env: [], 1000m co-owned as 1: Synced, no write, no Event; a real change is reported with its manager", async () => {
     const ns = "normalised";
     await newApp(ns, { "web.yaml": normalised }, { syncPolicy: { selfHeal: true } });
@@ -228,7 +228,7 @@ spec:
 const liveReplicas = async (ns: string) =>
   at(await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/web`), "spec.replicas");
 
-describe("kind 2: fields another controller owns", () => {
+describe("fields another controller owns", () => {
   it("an HPA in the render owns replicas: later applies leave them, and they are never drift", async () => {
     const ns = "autoscaled";
     const repo = await newApp(
@@ -279,7 +279,7 @@ describe("kind 2: fields another controller owns", () => {
         .filter((m) => JSON.stringify(m.fieldsV1 ?? {}).includes('"f:replicas"') && !m.subresource)
         .map((m) => m.manager);
     expect(await replicaOwners()).toContain("plumb-replicas-handover");
-    // The workload is applied again only when its own form changes (issue 14): then without
+    // The workload is applied again only when its own form changes: then without
     // spec.replicas, which stay with the hand-over manager.
     await repo.commit({ "web.yaml": scaled(3).replace("nginx:1.27", "nginx:1.28") });
     await run(ns);
@@ -289,7 +289,7 @@ describe("kind 2: fields another controller owns", () => {
   });
 });
 
-describe("kind 3: fields left behind by the previous owner (client-side kubectl apply)", () => {
+describe("fields left behind by the previous owner (client-side kubectl apply)", () => {
   it("plumb takes a client-side-applied ConfigMap over; removing a key in Git removes it live", async () => {
     await createNamespace("takeover");
     kubectl(["apply", "-n", "takeover", "-f", "-"], cm("settings", { key: "a", legacy: "b" }));
@@ -298,7 +298,7 @@ describe("kind 3: fields left behind by the previous owner (client-side kubectl 
       "kubectl-client-side-apply",
     ]);
     // An object made by hand with kubectl is taken over without spec.adopt (that is for
-    // objects another tool manages, issue 17); its client-side fields become plumb's as
+    // objects another tool manages); its client-side fields become plumb's as
     // kubectl's and client-go's csaupgrade move them.
     const repo = await newApp("takeover", { "cm.yaml": cm("settings", { key: "a", legacy: "b" }) });
     expect(await run("takeover")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
@@ -332,7 +332,7 @@ ${annotations}spec:
           image: ${image}
 `;
 
-describe("kind 4: immutable fields", () => {
+describe("immutable fields", () => {
   it("a completed Job whose image changes: a short Stalled condition, a Warning Event, its own health; recreated on opt-in", async () => {
     const ns = "immutable";
     const repo = await newApp(ns, { "job.yaml": job("busybox:1") });
@@ -413,7 +413,7 @@ spec:
           image: ${image}
 `;
 
-describe("kind 5: objects that finish and go away", () => {
+describe("objects that finish and go away", () => {
   it("a Job its TTL removed is done: Synced, not recreated by selfHeal or a new commit, until its spec changes", async () => {
     const ns = "ttl";
     const job = `/apis/batch/v1/namespaces/${ns}/jobs/seed`;
@@ -468,7 +468,7 @@ describe("kind 5: objects that finish and go away", () => {
   });
 });
 
-describe("kind 6: a Namespace two Apps render", () => {
+describe("a Namespace two Apps render", () => {
   it("both see it Healthy, its labels do not flip; deleting one keeps it with an Event naming the other", async () => {
     const ns = "team-a";
     const files = (name: string) => ({
@@ -516,7 +516,7 @@ describe("kind 6: a Namespace two Apps render", () => {
   });
 });
 
-describe("kind 7: a commit that changes nothing for this App (monorepo)", () => {
+describe("a commit that changes nothing for this App (monorepo)", () => {
   const monorepo = (): Record<string, string> => ({
     ...Object.fromEntries(Object.entries(guestbook()).map(([p, c]) => [`apps/demo/${p}`, c])),
     "apps/other/cm.yaml": cm("other", { v: "1" }),

@@ -1,4 +1,4 @@
-// spec.source.app on the real control plane (issue 17): services, needs and domains become
+// spec.source.app on the real control plane: services, needs and domains become
 // Healthy objects; generated passwords survive; a new tag in the range rolls out; a host
 // another Ingress serves is refused; an app deployed with `kubectl apply` is adopted without
 // downtime; DNS records follow the domains, against a local Cloudflare API.

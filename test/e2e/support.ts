@@ -84,7 +84,7 @@ export async function patchAppSpec(
 }
 
 /**
- * Gives the App an interval whose slot (derived from its uid, issue 14) is more than 10 minutes
+ * Gives the App an interval whose slot (derived from its uid) is more than 10 minutes
  * from now, so a scheduled tick during the test does not find it due by its slot.
  */
 export async function awayFromSlot(namespace: string, name: string): Promise<void> {

@@ -1,4 +1,4 @@
-// Sync windows end to end (issue 15): a deny window holds a new commit back on the real API
+// Sync windows end to end: a deny window holds a new commit back on the real API
 // server; the run after the window closes applies it; an operation with manualSync goes through.
 // The run's clock is injected (reconcileApp's `now`), so the windows need not be waited out.
 import { join } from "node:path";
@@ -79,7 +79,7 @@ describe("sync windows", () => {
     expect(app.status?.observedRevision).toBe(head);
     expect(app.status?.nextSyncWindow).toBe(utc(1, 6).toISOString());
     // The interval governs while the window is far off (not pulled forward to 06:00): the
-    // next run is derived (issue 14), within the 5-minute default interval.
+    // next run is derived, within the 5-minute default interval.
     expect(app.status?.nextReconcileAt).toBeUndefined();
     expect(nextRunAt(appRow(app), utc(0, 23)).getTime()).toBeLessThanOrEqual(
       utc(0, 23, 5).getTime(),

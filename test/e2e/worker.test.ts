@@ -1,6 +1,6 @@
 // The Worker in workerd (wrangler dev) against the local control plane and Git server:
 // a signed push, the cron handler and the queue consumer (issue #4); a Kustomize overlay rendered
-// by the render Worker, and the condition a Helm source gets there (issue 13).
+// by the render Worker, and the condition a Helm source gets there.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
@@ -131,7 +131,7 @@ describe("plumb in workerd", () => {
   });
 
   it("the scheduled handler reconciles exactly the due Apps through the queue; 503s are retried in the run, a failed run by the queue", async () => {
-    // Apps on one repository and ref travel in one message (one fetch, issue 14): a message is
+    // Apps on one repository and ref travel in one message (one fetch): a message is
     // retried whole, and the Apps that had succeeded find nothing new and write nothing again.
     await createNamespace("cron");
     const cm = (name: string) => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\n`;
@@ -203,7 +203,7 @@ describe("plumb in workerd", () => {
       ).length;
     // One delivery, then one more for denied's 403 (the message comes back whole).
     // A run that applies reads its App twice: at the start, and again once it holds the
-    // Lease (issue 12, kind 4: a run another one overtook starts over).
+    // Lease (a run another one overtook starts over).
     expect(gets("fresh")).toBe(0);
     // due and flaky: one run that applies (2 reads), then one that finds nothing new (1).
     expect(gets("due")).toBe(3);
@@ -211,8 +211,7 @@ describe("plumb in workerd", () => {
     expect(gets("flaky")).toBe(5);
     expect(denied.hits()).toBe(1);
     expect(gets("denied")).toBe(3);
-    // due and flaky: two status writes in the first delivery (the inventory tracked before
-    // applying, issue 12; then the outcome); the second found nothing new and wrote nothing.
+    // due and flaky: two status writes in the first delivery (the inventory     // applying; then the outcome); the second found nothing new and wrote nothing.
     expect(statusWrites("due")).toBe(2);
     expect(statusWrites("flaky")).toBe(2);
   });

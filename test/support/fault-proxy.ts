@@ -1,5 +1,5 @@
-// A fault-injecting proxy between plumb and the real API server, for tests and soak scripts
-// (issue 11 item 4, issue 12). It listens on plain HTTP on 127.0.0.1 (workerd's fetch cannot
+// A fault-injecting proxy between plumb and the real API server, for tests and soak scripts.
+// It listens on plain HTTP on 127.0.0.1 (workerd's fetch cannot
 // trust the cluster's private CA, so the Worker talks through it too), forwards to the API
 // server over TLS with the client's own Authorization, records every request, and applies
 // the faults scripted with inject(): an error status (429/503 with Retry-After, 500, 409…),

@@ -1,5 +1,5 @@
 // A second local control plane (test/cluster) beside the e2e suite's, for remote destinations
-// (issue 15): started and stopped by the test file that needs it, restartable on its own port,
+//: started and stopped by the test file that needs it, restartable on its own port,
 // with plumb's identity from infra/rbac and a token-only kubeconfig for it.
 import { execFile } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
