@@ -47,7 +47,7 @@ export function summary(samples: readonly ProcessSample[]) {
 const range = (xs: number[], fmt: (x: number) => string) =>
   `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`;
 
-/** The issue 14 target 1 rows for the Targets table. */
+/** The whole-process (target 1) rows for the Targets table. */
 export function processTargets(
   r: ProcessResult | undefined,
 ): Array<{ target: string; measured: string; pass: boolean | undefined }> {

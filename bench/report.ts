@@ -40,16 +40,16 @@ export interface Results {
   cron: CronResult[];
   bundle?: BundleResult | undefined;
   memory?: MemoryResult | undefined;
-  /** Issue 13: the render Worker's bundle and the engines on Node and in workerd. */
+  /** The render Worker's bundle and the engines on Node and in workerd. */
   renderBundle?: BundleResult | undefined;
   renderNode?: NodeRenderResult | undefined;
   renderWorkerd?: WorkerdRenderResult | undefined;
   comparison: ComparisonCase[];
-  /** Issue 14 target 1: the CLI as a whole process, and the Worker's cold start. */
+  /** Target 1: the CLI as a whole process, and the Worker's cold start. */
   process?: ProcessResult | undefined;
   coldStart?: ColdStartResult | undefined;
   targets: Target[];
-  /** Issue 14: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
+  /** Scale: steady runs, many Apps on one repository, the tick over 10,000 Apps. */
   scale?: ScaleResults | undefined;
   /** The engines as a user pays them: a Kustomize no-op CLI run, and a CPU hog. */
   engines?: EngineBenchResult | undefined;
@@ -508,7 +508,7 @@ export function report(results: Results): string {
   h("9. Whole processes: the plumb CLI from start to exit");
   lines.push(...processReport(results.process));
 
-  h("10. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
+  h("10. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
   lines.push(...scaleReport(results.scale));
 
   h("11. Render engines on Node as a user pays them: a Kustomize no-op CLI run, and a CPU hog");

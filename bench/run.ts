@@ -2,7 +2,7 @@
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
-// `--scale-only` only issue 14's measurements (section 10); `--engines-only` only section 11.
+// `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -130,7 +130,7 @@ async function main(): Promise<void> {
   git = await startBenchGit();
   const r = runner(kube, git);
   log(`cluster ready (${cluster.kubeconfig}); git server ${git.url}`);
-  // 9. Issue 14 alone (and target 3's new commit of the 50-object App).
+  // 9. The scale measurements alone (and target 3's new commit of the 50-object App).
   const scale = { root: ROOT, kube, git, runner: r, kubeconfig: cluster.kubeconfig, log };
   // 11. The render engines as a user pays them: a Kustomize no-op CLI run, and a CPU hog.
   const engines = () =>
@@ -272,7 +272,7 @@ async function main(): Promise<void> {
     if (c) results.cron.push(c);
   }
 
-  // 9. Issue 14: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
+  // 9. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
   //    the Apps it leaves slow every list).
   results.scale = await scalePhases(phase, scale);
 

@@ -1,7 +1,7 @@
 // The plumb CLI as a whole process, as a CronJob runs it: user + system CPU, peak RSS and wall
 // time from /usr/bin/time, and what its JSON lines say (outcomes, API requests by verb).
 // PLUMB_SCALE_CLI names another CLI entry file (an older checkout's functions/cli.ts) to measure
-// that one on the same cluster: the "before" of issue 14's figures.
+// that one on the same cluster: the "before" of the scale figures.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

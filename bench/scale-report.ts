@@ -1,4 +1,4 @@
-// Issue 14's targets 2–5 and the cost model of 10,000 Apps per 5 minutes, from what
+// The scale targets 2–5 and the cost model of 10,000 Apps per 5 minutes, from what
 // bench/scale.ts and bench/scale-tick.ts measured (pure: no I/O).
 import type { RunSample } from "./reconcile-bench.ts";
 import type { FirstSyncMany, SteadyInterval, SteadyRuns } from "./scale.ts";

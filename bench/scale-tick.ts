@@ -1,4 +1,4 @@
-// Issue 14, target 5: the scheduled tick over 10,000 App objects. On Workers: the Worker's cron
+// Scale target 5: the scheduled tick over 10,000 App objects. On Workers: the Worker's cron
 // handler in workerd (wrangler dev, a configuration without the queue consumer, so only the tick
 // runs), its time, the isolate's heap (V8 inspector, Runtime.getHeapUsage, sampled), workerd's
 // CPU and the API requests it made. On Node: the same tick code (planTick, resolveSources) in

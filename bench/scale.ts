@@ -1,4 +1,4 @@
-// Issue 14, targets 2, 4 and 5 (target 3 is read off the requests measurement): no write on a
+// The scale targets 2, 4 and 5 (target 3 is read off the requests measurement): no write on a
 // steady run (podinfo-webapp, whose HPA message changes order between reads, compared 7 times),
 // one fetch per repository (the first `reconcile --all` of 1,000 Apps on one repository, as a
 // whole process) and a steady interval over those 1,000 Apps (ticks of `reconcile --all
@@ -253,7 +253,7 @@ export async function steadyInterval(
 type Phase = <T>(name: string, timeoutMs: number, fn: () => Promise<T>) => Promise<T | undefined>;
 
 /**
- * Every issue 14 measurement, each under the benchmark's `phase` (deadline, errors recorded).
+ * Every scale measurement, each under the benchmark's `phase` (deadline, errors recorded).
  * With PLUMB_SCALE_BEFORE (the root of an older checkout, with its node_modules), the first
  * sync, the forced tick and the Worker tick are measured for that checkout too.
  */

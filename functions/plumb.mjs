@@ -7,7 +7,7 @@ import { readFileSync, statSync } from "node:fs";
 import module from "node:module";
 import { fileURLToPath } from "node:url";
 
-// An older Node (20, 22) cannot run the CLI: say so, and how, instead of a stack trace (issue 9).
+// An older Node (20, 22) cannot run the CLI: say so, and how, instead of a stack trace.
 const major = Number(process.versions.node.split(".")[0]);
 if (major < 24) {
   process.stderr.write(
@@ -54,7 +54,7 @@ if (!entry) {
   }
 }
 // V8's compiled code for the bundle, kept beside it (Node's module compile cache): a run after
-// the first skips most of the compile step (issue 14: the fixed cost of a run). A container
+// the first skips most of the compile step (the fixed cost of a run). A container
 // image that runs the CLI once while it is built ships the cache with it.
 module.enableCompileCache?.(fileURLToPath(new URL("compile-cache/", dist)));
 await import(entry.href);

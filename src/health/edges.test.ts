@@ -1,4 +1,4 @@
-// Issue 11, item 3: the issue's examples with their right values, the rules added for them, and
+// Reported cases with their right values, the rules added for them, and
 // assessHealth's promise never to throw, whatever shape a live object has.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";

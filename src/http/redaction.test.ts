@@ -1,4 +1,4 @@
-// Issue 11, item 6: HTTP error answers are redacted with the process's Redactor.
+// HTTP error answers are redacted with the process's Redactor.
 import { describe, expect, it } from "vitest";
 import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
 import { KubeApiError, REDACTED, Redactor } from "../core/index.ts";

@@ -1,4 +1,4 @@
-// Issue 11, item 6, at the edges outside the loop's status and Events: a run registers its
+// Redaction at the edges outside the loop's status and Events: a run registers its
 // credentials and rendered Secrets with the process's Redactor; Slack payloads are redacted
 // with it; credentials too short to redact are refused.
 import { describe, expect, it } from "vitest";

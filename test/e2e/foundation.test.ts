@@ -1,4 +1,4 @@
-// The foundation (issue #2): the App CRD and what the local control plane must do for plumb.
+// The foundation: the App CRD and what the local control plane must do for plumb.
 import { execFileSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Triggers and the HTTP API on Node (issue #4): `plumb serve` against the local control plane.
+// Triggers and the HTTP API on Node: `plumb serve` against the local control plane.
 import { type ChildProcess, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// The reconcile loop end to end (issue #3): real manifests from a real Git server over smart
+// The reconcile loop end to end: real manifests from a real Git server over smart
 // HTTP, applied to the local control plane.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

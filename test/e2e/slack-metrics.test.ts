@@ -1,4 +1,4 @@
-// Issue 16 against the real control plane, through `plumb serve`: approving and rejecting a
+// Approvals, Slack and metrics against the real control plane, through `plumb serve`: approving and rejecting a
 // held revision from its Slack alert (signed as Slack signs), and /metrics against the statuses.
 import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";

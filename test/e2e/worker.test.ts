@@ -1,5 +1,5 @@
 // The Worker in workerd (wrangler dev) against the local control plane and Git server:
-// a signed push, the cron handler and the queue consumer (issue #4); a Kustomize overlay rendered
+// a signed push, the cron handler and the queue consumer; a Kustomize overlay rendered
 // by the render Worker, and the condition a Helm source gets there.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
