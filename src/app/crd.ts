@@ -206,7 +206,7 @@ export function policyCrd(): Json {
           schema: {
             openAPIV3Schema: {
               type: "object",
-              description: `AppPolicy (${API_VERSION}) says what the Apps of the namespaces it selects may do: where they deploy, which cluster-scoped kinds they apply, which sources they read. Read by every plumb process; in a cluster without any, each process's PLUMB_ALLOWED_DESTINATIONS and PLUMB_ALLOWED_CLUSTER_KINDS apply.`,
+              description: `AppPolicy (${API_VERSION}) says what the Apps of the namespaces it selects may do: where they deploy, which cluster-scoped kinds they apply, which sources they read. Read by every plumb process; in namespaces no AppPolicy selects, each process's PLUMB_ALLOWED_DESTINATIONS and PLUMB_ALLOWED_CLUSTER_KINDS apply.`,
               required: ["spec"],
               properties: {
                 apiVersion: { type: "string" },

@@ -33,12 +33,11 @@ describe("effectivePolicy", () => {
     });
   });
 
-  it("a namespace no policy selects gets the default policy, not the process's settings", () => {
+  it("a namespace no policy selects follows the process", () => {
     const policies = [policy("tenants", { appNamespaces: ["team-*"] })];
     expect(effectivePolicy(policies, "ops", settings)).toEqual({
-      source: 'the default policy (no valid AppPolicy selects namespace "ops")',
-      destinations: [],
-      clusterKinds: [],
+      destinations: ["dev"],
+      clusterKinds: ["ClusterRole"],
       invalid: [],
     });
   });
@@ -135,16 +134,24 @@ describe("sourceRepoIssue and clusterIssue", () => {
 });
 
 describe("settingsNotice", () => {
-  it("says which of the process's settings the policies make inert", () => {
-    const policies = [policy("tenants", { appNamespaces: ["*"] })];
-    expect(settingsNotice(policies, settings)).toBe(
-      "PLUMB_ALLOWED_DESTINATIONS=dev and PLUMB_ALLOWED_CLUSTER_KINDS=ClusterRole are ignored: the cluster's AppPolicy resources govern the Apps",
+  it("says which of the process's settings the policies make inert, and where", () => {
+    const policies = [policy("tenants", { appNamespaces: ["team-*"] })];
+    const governed = effectivePolicy(policies, "team-a", settings);
+    expect(settingsNotice(governed, "team-a", settings)).toBe(
+      'PLUMB_ALLOWED_DESTINATIONS=dev and PLUMB_ALLOWED_CLUSTER_KINDS=ClusterRole are ignored for Apps in "team-a": AppPolicy "tenants" governs them',
     );
-    expect(settingsNotice(policies, { ...none, allowedDestinations: ["*"] })).toBe(
-      "PLUMB_ALLOWED_DESTINATIONS=* is ignored: the cluster's AppPolicy resources govern the Apps",
+    const star = { ...none, allowedDestinations: ["*"] };
+    expect(settingsNotice(effectivePolicy(policies, "team-a", star), "team-a", star)).toBe(
+      'PLUMB_ALLOWED_DESTINATIONS=* is ignored for Apps in "team-a": AppPolicy "tenants" governs them',
     );
-    expect(settingsNotice(policies, none)).toBe(undefined);
-    expect(settingsNotice(undefined, settings)).toBe(undefined);
-    expect(settingsNotice([], settings)).toBe(undefined);
+    expect(settingsNotice(effectivePolicy(policies, "team-a", none), "team-a", none)).toBe(
+      undefined,
+    );
+    expect(settingsNotice(effectivePolicy(policies, "ops", settings), "ops", settings)).toBe(
+      undefined,
+    );
+    expect(settingsNotice(effectivePolicy(undefined, "team-a", settings), "team-a", settings)).toBe(
+      undefined,
+    );
   });
 });

@@ -34,27 +34,26 @@ export interface EffectivePolicy {
 
 /**
  * The rules for the Apps of `appNamespace`.
- * - `policies` undefined (the AppPolicy kind is not installed) or empty: the process's
- *   `settings`, as before AppPolicies existed.
- * - Otherwise only the policies decide, and the process's settings are ignored (so that every
- *   plumb process applies the same rules): the policies whose `appNamespaces` match grant, each
- *   what it lists, together the union (an absent `clusters` or `sourceRepos` in any of them:
- *   any). No policy selects the namespace: the default policy (own namespace, Namespaces as
- *   the only cluster-scoped kind, any source). A policy that does not validate grants nothing
- *   and is named in `invalid`.
+ * - No AppPolicy selects the namespace (the kind is not installed, there are none, or none of
+ *   their `appNamespaces` matches): the process's `settings`, as before AppPolicies existed.
+ * - Otherwise only the policies that select it decide and the process's settings are ignored,
+ *   so that every plumb process applies the same rules: each grants what it lists, together
+ *   the union (an absent `clusters` or `sourceRepos` in any of them: any). A selecting policy
+ *   that does not validate grants nothing and is named in `invalid` and in `source`; when no
+ *   valid one is left, the App gets the default policy (its own namespace, Namespaces as the
+ *   only cluster-scoped kind, any source): a broken policy never widens what is allowed.
  */
 export function effectivePolicy(
   policies: readonly AppPolicyObject[] | undefined,
   appNamespace: string,
   settings: PolicySettings,
 ): EffectivePolicy {
-  if (!policies || policies.length === 0) {
-    return {
-      destinations: settings.allowedDestinations,
-      clusterKinds: settings.allowedClusterKinds,
-      invalid: [],
-    };
-  }
+  const fromSettings = (): EffectivePolicy => ({
+    destinations: settings.allowedDestinations,
+    clusterKinds: settings.allowedClusterKinds,
+    invalid: [],
+  });
+  if (!policies || policies.length === 0) return fromSettings();
   const names: string[] = [];
   const invalid: { name: string; message: string }[] = [];
   const destinations: string[] = [];
@@ -87,6 +86,7 @@ export function effectivePolicy(
   const broken = invalid
     .map((p) => `; AppPolicy "${p.name}" grants nothing: ${p.message}`)
     .join("");
+  if (names.length === 0 && invalid.length === 0) return fromSettings();
   if (names.length === 0) {
     return {
       source: `the default policy (no valid AppPolicy selects namespace "${appNamespace}"${broken})`,
@@ -140,16 +140,17 @@ export function clusterIssue(secretName: string, policy: EffectivePolicy): Issue
 }
 
 /**
- * What a process should say when its own settings differ from the rules that govern (AppPolicies
- * in the cluster make PLUMB_ALLOWED_DESTINATIONS and PLUMB_ALLOWED_CLUSTER_KINDS inert), else
- * undefined: e.g. `PLUMB_ALLOWED_DESTINATIONS=dev is ignored: the cluster's AppPolicy resources
- * govern the Apps`.
+ * What a process should say when its own settings differ from the rules that govern an App
+ * (AppPolicies that select its namespace make PLUMB_ALLOWED_DESTINATIONS and
+ * PLUMB_ALLOWED_CLUSTER_KINDS inert there), else undefined: e.g. `PLUMB_ALLOWED_DESTINATIONS=dev
+ * is ignored for Apps in "team-a": AppPolicy "tenants" governs them`.
  */
 export function settingsNotice(
-  policies: readonly AppPolicyObject[] | undefined,
+  policy: EffectivePolicy,
+  appNamespace: string,
   settings: PolicySettings,
 ): string | undefined {
-  if (!policies || policies.length === 0) return undefined;
+  if (!policy.source) return undefined;
   const set: string[] = [];
   if (settings.allowedDestinations.length > 0) {
     set.push(`PLUMB_ALLOWED_DESTINATIONS=${settings.allowedDestinations.join(",")}`);
@@ -158,7 +159,7 @@ export function settingsNotice(
     set.push(`PLUMB_ALLOWED_CLUSTER_KINDS=${settings.allowedClusterKinds.join(",")}`);
   }
   if (set.length === 0) return undefined;
-  return `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} ignored: the cluster's AppPolicy resources govern the Apps`;
+  return `${set.join(" and ")} ${set.length === 1 ? "is" : "are"} ignored for Apps in "${appNamespace}": ${policy.source} ${policy.source.startsWith("AppPolicies") ? "govern" : "governs"} them`;
 }
 
 /** A policy that does not validate still names the namespaces it meant to govern. */

@@ -116,12 +116,13 @@ export function policySettings(ports: Ports) {
 export async function withPolicy(ctx: RunContext): Promise<RunContext> {
   const policies = await ctx.ports.kube.listPolicies();
   const settings = policySettings(ctx.ports);
-  const notice = settingsNotice(policies, settings);
+  const policy = effectivePolicy(policies, ctx.ref.namespace, settings);
+  const notice = settingsNotice(policy, ctx.ref.namespace, settings);
   if (notice && !noticed.has(notice)) {
     noticed.add(notice);
     ctx.ports.log?.({ msg: notice });
   }
-  return { ...ctx, policy: effectivePolicy(policies, ctx.ref.namespace, settings) };
+  return { ...ctx, policy };
 }
 
 /** Notices already logged by this process (each once). */
