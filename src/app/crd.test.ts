@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { appCrd, toStructural } from "./crd.ts";
-import { renderCrdYaml } from "./crd-yaml.ts";
+import { renderCrdYaml, renderPolicyCrdYaml } from "./crd-yaml.ts";
 import { ONE_SOURCE } from "./schema.ts";
 import { validateSpec } from "./validate.ts";
 
@@ -13,6 +13,14 @@ describe("App CRD", () => {
       "utf8",
     );
     expect(committed).toBe(renderCrdYaml());
+  });
+
+  it("the committed AppPolicy CRD is what its schema generates (run `npm run generate`)", () => {
+    const committed = readFileSync(
+      new URL("../../infra/crds/apppolicies.plumb.dev.yaml", import.meta.url),
+      "utf8",
+    );
+    expect(committed).toBe(renderPolicyCrdYaml());
   });
 
   it("prints each header once, never one kubectl adds itself", () => {

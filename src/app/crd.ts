@@ -1,5 +1,6 @@
 // Derives the App CustomResourceDefinition from the zod schema (the one source of truth).
 import { z } from "zod";
+import { AppPolicySpec, POLICY_KIND, POLICY_PLURAL } from "./policy.ts";
 import { ROW_COLUMNS } from "./row.ts";
 import {
   API_VERSION,
@@ -166,6 +167,52 @@ export function appCrd(): Json {
                 metadata: { type: "object" },
                 spec,
                 status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The AppPolicy CRD (apiextensions.k8s.io/v1): cluster-scoped, no status. */
+export function policyCrd(): Json {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${POLICY_PLURAL}.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: POLICY_KIND,
+        listKind: `${POLICY_KIND}List`,
+        plural: POLICY_PLURAL,
+        singular: POLICY_KIND.toLowerCase(),
+        categories: ["plumb"],
+      },
+      // A tenant who may edit its own namespace must not be able to widen its own policy.
+      scope: "Cluster",
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          additionalPrinterColumns: [
+            { name: "App Namespaces", type: "string", jsonPath: ".spec.appNamespaces" },
+            { name: "Destinations", type: "string", jsonPath: ".spec.destinations.namespaces" },
+            { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              description: `AppPolicy (${API_VERSION}) says what the Apps of the namespaces it selects may do: where they deploy, which cluster-scoped kinds they apply, which sources they read. Read by every plumb process; in namespaces no AppPolicy selects, each process's PLUMB_ALLOWED_DESTINATIONS and PLUMB_ALLOWED_CLUSTER_KINDS apply.`,
+              required: ["spec"],
+              properties: {
+                apiVersion: { type: "string" },
+                kind: { type: "string" },
+                metadata: { type: "object" },
+                spec: schemaOf(AppPolicySpec),
               },
             },
           },

@@ -4,6 +4,7 @@ export * from "./annotations.ts";
 export * from "./app-source.ts";
 export * from "./cron.ts";
 export * from "./duration.ts";
+export * from "./policy.ts";
 export * from "./row.ts";
 export * from "./schema.ts";
 export * from "./sources.ts";

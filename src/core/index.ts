@@ -5,6 +5,7 @@ export * from "./errors.ts";
 export * from "./json.ts";
 export * from "./names.ts";
 export * from "./object.ts";
+export * from "./patterns.ts";
 export * from "./reasons.ts";
 export * from "./redact.ts";
 export * from "./refs.ts";

@@ -14,6 +14,7 @@ import { readCapabilities } from "./capabilities.ts";
 import { listNamespaceContents } from "./contents.ts";
 import { DiscoveryCache, discover, groupVersionPath } from "./discovery.ts";
 import { createLeases } from "./lease.ts";
+import { createPolicyReader } from "./policies.ts";
 import { enc, toError, unanswered } from "./request.ts";
 import { createSignOutRecords, type SignOutRecords } from "./signouts.ts";
 import type { KubeRequest, KubeResponse, KubeTransport } from "./transport.ts";
@@ -315,6 +316,7 @@ export function createKubePort(
     },
     ...createLeases(call, now),
     ...createSignOutRecords(call, now),
+    ...createPolicyReader(call, now),
     requestCounts() {
       return { ...counts };
     },

@@ -2,7 +2,14 @@
 // and the run's clock. A plain value; the steps return what they found.
 import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
-import { type DestinationRecord, type SourceHint, splitInventory } from "../plan/index.ts";
+import {
+  type DestinationRecord,
+  type EffectivePolicy,
+  effectivePolicy,
+  type SourceHint,
+  settingsNotice,
+  splitInventory,
+} from "../plan/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
 /** How a run was asked for: what its trigger knows that the App does not say. */
@@ -49,6 +56,11 @@ export interface RunContext {
   readonly departed: readonly InventoryEntry[];
   /** The App's Lease, while the run holds it (takeLease); writes ensure it first. */
   readonly lease?: LeaseHold;
+  /**
+   * The rules the App follows: the process's settings until the run has read the cluster's
+   * AppPolicies (withPolicy), then theirs.
+   */
+  readonly policy: EffectivePolicy;
 }
 
 /** A Lease a run holds (lease.ts). */
@@ -84,8 +96,37 @@ export function runContext(
     compare: options.compare === true,
     hint: options.source,
     departed: elsewhere,
+    policy: effectivePolicy(undefined, ref.namespace, policySettings(ports)),
   };
 }
+
+/** The process's own policy settings (Ports.allowedDestinations, allowedClusterKinds). */
+export function policySettings(ports: Ports) {
+  return {
+    allowedDestinations: ports.allowedDestinations ?? [],
+    allowedClusterKinds: ports.allowedClusterKinds ?? [],
+  };
+}
+
+/**
+ * `ctx` under the cluster's AppPolicies (KubePort.listPolicies on the App's own cluster); a
+ * process whose settings they override says so once (logged).
+ * @throws KubeApiError when the policies cannot be read: the run must not guess
+ */
+export async function withPolicy(ctx: RunContext): Promise<RunContext> {
+  const policies = await ctx.ports.kube.listPolicies();
+  const settings = policySettings(ctx.ports);
+  const policy = effectivePolicy(policies, ctx.ref.namespace, settings);
+  const notice = settingsNotice(policy, ctx.ref.namespace, settings);
+  if (notice && !noticed.has(notice)) {
+    noticed.add(notice);
+    ctx.ports.log?.({ msg: notice });
+  }
+  return { ...ctx, policy };
+}
+
+/** Notices already logged by this process (each once). */
+const noticed = new Set<string>();
 
 /** `ctx` with its objects on the remote `destination`, reached through `cluster`. */
 export function atDestination(

@@ -4,6 +4,7 @@
 // DNS). Tests pass fakes.
 import type {
   App,
+  AppPolicyObject,
   AppRow,
   AppStatus,
   ChartSource,
@@ -127,6 +128,11 @@ export interface KubePort extends ClusterPort {
   setOperation(app: App, operation: Record<string, unknown>): Promise<App>;
   /** A Secret's data, base64-decoded, or undefined when absent. */
   getSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /**
+   * Every AppPolicy in the cluster (plumb.dev/v1alpha1, cluster-scoped), or undefined when the
+   * kind is not installed. May be cached by the process for a few seconds.
+   */
+  listPolicies(): Promise<AppPolicyObject[] | undefined>;
   /** Emits a core/v1 Event whose involvedObject is the App. */
   emitEvent(
     app: App,

@@ -73,8 +73,9 @@ describe("reconcileApp decisions (fake API server)", () => {
     });
     const second = await reconcileApp({ namespace: "team-a", name: "web" }, ports, later(10));
     // No writes. The fake has no Deployment controller, so the Deployment stays Progressing and
-    // its Pods are listed to explain it: one list more than a healthy App's run.
-    expect(second.requests).toEqual({ get: 1, list: 3, create: 0, update: 0, patch: 0, delete: 0 });
+    // its Pods are listed to explain it: one list more than a healthy App's run. One list of
+    // the cluster's AppPolicies (a process lists them once per few seconds; the fake each time).
+    expect(second.requests).toEqual({ get: 1, list: 4, create: 0, update: 0, patch: 0, delete: 0 });
   });
 
   it("prunes what the new commit no longer renders and keeps the old revision for rollback", async () => {

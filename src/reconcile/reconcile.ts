@@ -16,6 +16,7 @@ import {
 } from "../core/index.ts";
 import {
   afterTargetFailed,
+  clusterIssue,
   type Failure,
   type HeadRender,
   planAbort,
@@ -24,9 +25,10 @@ import {
   planStop,
   refuseEmptyRender,
   renderDue,
+  sourceRepoIssue,
 } from "../plan/index.ts";
 import { destinationIssue } from "../render/index.ts";
-import { type RunContext, type RunOptions, runContext } from "./context.ts";
+import { type RunContext, type RunOptions, runContext, withPolicy } from "./context.ts";
 import { connectDestination, countingRemotes } from "./destination.ts";
 import { isRestart } from "./lease.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
@@ -133,9 +135,12 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
       const app = await ctx.ports.kube.setFinalizers(ctx.app, [...finalizers, FINALIZER]);
       ctx = runContext(app, ctx.ports, ctx.now, options);
     }
+    // The rules the App follows: the cluster's AppPolicies, or the process's settings.
+    ctx = await withPolicy(ctx);
     const { app } = ctx;
 
-    // 2. Validate the spec. Invalid: Stalled until the generation changes.
+    // 2. Validate the spec and what the policy allows. Invalid: Stalled until the generation
+    //    changes.
     const spec = validateApp(ctx);
     if (!spec.ok) return { ctx, interval, plan: planStop(app, spec.error) };
     interval = spec.value.interval;
@@ -202,9 +207,16 @@ function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
     const refused = destinationIssue({
       appNamespace: ctx.app.metadata.namespace,
       destinationNamespace: validated.value.destination.namespace ?? ctx.app.metadata.namespace,
-      allowedNamespaces: ctx.ports.allowedDestinations ?? [],
+      allowedNamespaces: ctx.policy.destinations,
+      ...(ctx.policy.source ? { policySource: ctx.policy.source } : {}),
     });
     if (refused) issues.push(refused);
+    const cluster = validated.value.destination.cluster;
+    const clusterRefused =
+      typeof cluster === "object" && clusterIssue(cluster.secretRef.name, ctx.policy);
+    if (clusterRefused) issues.push(clusterRefused);
+    const sourceRefused = sourceRepoIssue(validated.value, ctx.policy);
+    if (sourceRefused) issues.push(sourceRefused);
   }
   if (validated.ok && issues.length === 0) return ok(validated.value);
   return err({ reason: FailureReason.InvalidSpec, message: formatIssues(issues), stalled: true });

@@ -124,8 +124,9 @@ export async function renderRevision(
     appNamespace: app.metadata.namespace,
     appName: app.metadata.name,
     destinationNamespace: spec.destination.namespace ?? app.metadata.namespace,
-    allowedNamespaces: ports.allowedDestinations ?? [],
-    allowedClusterKinds: ports.allowedClusterKinds ?? [],
+    allowedNamespaces: ctx.policy.destinations,
+    allowedClusterKinds: ctx.policy.clusterKinds,
+    ...(ctx.policy.source ? { policySource: ctx.policy.source } : {}),
     scopes,
   });
   if (!rendered.ok) return err(renderFailed(rendered.error));

@@ -7,6 +7,7 @@ import {
   type Issue,
   isRecord,
   type KubeObject,
+  matchesAny,
   ok,
   type Result,
   refKey,
@@ -28,6 +29,11 @@ export interface RenderContext {
    * or "*" (cluster-wide setting; default none — a tenant's App must not bind ClusterRoles).
    */
   allowedClusterKinds?: readonly string[];
+  /**
+   * Where `allowedNamespaces` and `allowedClusterKinds` come from, for messages (e.g.
+   * `AppPolicy "tenants"`); absent: the process's settings, named by their variables.
+   */
+  policySource?: string;
 }
 
 /** Most objects one App may render: its inventory lives in the App's status (etcd's 1.5 MiB). */
@@ -37,7 +43,7 @@ export const MAX_OBJECTS = 1000;
 export function clusterKindAllowed(ctx: RenderContext, apiVersion: string, kind: string): boolean {
   const allowed = ctx.allowedClusterKinds ?? [];
   const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
-  return allowed.includes("*") || allowed.includes(kind) || allowed.includes(`${group}/${kind}`);
+  return matchesAny(allowed, kind) || matchesAny(allowed, `${group}/${kind}`);
 }
 
 /** Kinds applied first, in this order (Helm's InstallOrder, abridged); the rest follow by name. */
@@ -76,11 +82,7 @@ export function namespaceAllowed(
   ctx: Pick<RenderContext, "appNamespace" | "allowedNamespaces">,
   namespace: string,
 ): boolean {
-  return (
-    namespace === ctx.appNamespace ||
-    ctx.allowedNamespaces.includes("*") ||
-    ctx.allowedNamespaces.includes(namespace)
-  );
+  return namespace === ctx.appNamespace || matchesAny(ctx.allowedNamespaces, namespace);
 }
 
 /**
@@ -90,13 +92,18 @@ export function namespaceAllowed(
  * renderObjects again.
  */
 export function destinationIssue(
-  ctx: Pick<RenderContext, "appNamespace" | "destinationNamespace" | "allowedNamespaces">,
+  ctx: Pick<
+    RenderContext,
+    "appNamespace" | "destinationNamespace" | "allowedNamespaces" | "policySource"
+  >,
 ): Issue | undefined {
   if (namespaceAllowed(ctx, ctx.destinationNamespace)) return undefined;
   return {
     code: "InvalidSpec",
     path: "spec.destination.namespace",
-    message: `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")`,
+    message: ctx.policySource
+      ? `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}" by ${ctx.policySource} (destinations.namespaces: ${ctx.allowedNamespaces.join(", ") || "none"})`
+      : `namespace "${ctx.destinationNamespace}" is not allowed for Apps in "${ctx.appNamespace}": an App deploys to its own namespace unless the cluster setting PLUMB_ALLOWED_DESTINATIONS lists this one (or "*")`,
   };
 }
 
@@ -149,7 +156,7 @@ export function renderObjects(
           issues.push({
             code: "Refused",
             path: origin,
-            message: `${label}: namespace is not allowed for Apps in "${ctx.appNamespace}" (cluster setting PLUMB_ALLOWED_DESTINATIONS)`,
+            message: `${label}: namespace is not allowed for Apps in "${ctx.appNamespace}" (${ctx.policySource ? `by ${ctx.policySource}` : "cluster setting PLUMB_ALLOWED_DESTINATIONS"})`,
           });
           continue;
         }
@@ -157,7 +164,7 @@ export function renderObjects(
         issues.push({
           code: "Refused",
           path: origin,
-          message: `${label}: cluster-scoped ${obj.kind} objects are not allowed for Apps (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)`,
+          message: `${label}: cluster-scoped ${obj.kind} objects are not allowed for Apps${ctx.policySource ? ` in "${ctx.appNamespace}" by ${ctx.policySource}` : " (cluster setting PLUMB_ALLOWED_CLUSTER_KINDS)"}`,
         });
         continue;
       }

@@ -144,9 +144,10 @@ describe("an App in cluster A deploys to cluster B", () => {
     });
     expect(app.status?.resources?.find((r) => r.kind === "Deployment")?.health).toBe("Healthy");
     // A steady run: no writes anywhere; reads: the App and the Secret in A, the probe and one
-    // list per kind (2) in B — the no-op target (1 + K reads) plus the Secret and the probe.
+    // list per kind (2) in B — the no-op target (1 + K reads) plus the Secret and the probe —
+    // and the list of AppPolicies in A.
     const steady = await run("guestbook");
-    expect(steady.requests).toEqual({ get: 3, list: 2, create: 0, update: 0, patch: 0, delete: 0 });
+    expect(steady.requests).toEqual({ get: 3, list: 3, create: 0, update: 0, patch: 0, delete: 0 });
 
     // Removing a file prunes on B.
     await repo.commit({ "guestbook-ui-svc.yaml": null }, "drop the Service");

@@ -1,7 +1,7 @@
 // The one in-memory KubePort for unit tests: of the loop's decisions and of the HTTP app (not for
 // what users see: apply, prune, status and field ownership are proven against the real API
 // server in test/e2e). Records what was asked of it; `fail` makes the next call of a method throw.
-import type { App, AppRow, AppStatus } from "../../src/app/index.ts";
+import type { App, AppPolicyObject, AppRow, AppStatus } from "../../src/app/index.ts";
 import { API_VERSION, appRow, KIND } from "../../src/app/index.ts";
 import {
   KubeApiError,
@@ -51,6 +51,8 @@ export class FakeKube implements KubePort {
   readonly secrets = new Map<string, Record<string, string>>();
   /** Signed-out web sessions ("namespace/name" → until), as recordSignOut wrote them. */
   readonly signOuts = new Map<string, Date>();
+  /** AppPolicies in the cluster; undefined: the kind is not installed. */
+  policies: AppPolicyObject[] | undefined = undefined;
   /** Kinds the fake API server does not serve. */
   readonly unknownKinds = new Set<string>();
   readonly calls: FakeCalls = {
@@ -183,6 +185,11 @@ export class FakeKube implements KubePort {
     o.metadata.managedFields = structuredClone(managedFields);
     o.metadata.resourceVersion = String(++this.rv);
     return structuredClone(o);
+  }
+  async listPolicies() {
+    this.maybeFail("listPolicies");
+    this.counts.list++;
+    return this.policies && structuredClone(this.policies);
   }
   async get(ref: ObjectRef) {
     this.maybeFail("get");

@@ -1,12 +1,12 @@
 // Direct API-server helpers shared by the e2e suite, the benchmark and `npm start`.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse } from "yaml";
 import type { KubeObject } from "../../src/core/index.ts";
 import { createKubePort, DiscoveryCache, type KubeTransport } from "../../src/kube/index.ts";
 import { waitFor } from "./wait.ts";
 
-const CRD = resolve(import.meta.dirname, "../../infra/crds/apps.plumb.dev.yaml");
+const CRDS = resolve(import.meta.dirname, "../../infra/crds");
 
 /**
  * Calls the API server through `transport`; returns the parsed body.
@@ -34,11 +34,24 @@ export async function callApi(
   return res.body;
 }
 
-/** Applies the committed App CRD (field manager plumb) and waits up to 30 s until it is served. */
+/**
+ * Applies the committed CRDs (infra/crds: App, AppPolicy; field manager plumb) and waits up to
+ * 30 s until each kind is served.
+ */
 export async function installAppCrd(transport: KubeTransport): Promise<void> {
   const kube = createKubePort(transport, { discovery: new DiscoveryCache() });
-  await kube.apply(parse(readFileSync(CRD, "utf8")) as KubeObject);
-  await waitFor("App CRD served", () => kube.resourceFor("plumb.dev/v1alpha1", "App"), {
-    everyMs: 200,
-  });
+  for (const file of readdirSync(CRDS)
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()) {
+    const crd = parse(readFileSync(resolve(CRDS, file), "utf8")) as KubeObject & {
+      spec: { group: string; names: { kind: string }; versions: Array<{ name: string }> };
+    };
+    await kube.apply(crd);
+    const apiVersion = `${crd.spec.group}/${crd.spec.versions[0]!.name}`;
+    await waitFor(
+      `${crd.spec.names.kind} CRD served`,
+      () => kube.resourceFor(apiVersion, crd.spec.names.kind),
+      { everyMs: 200 },
+    );
+  }
 }
