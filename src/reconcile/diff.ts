@@ -19,6 +19,8 @@ export interface DiffAppOptions {
    * Git source.
    */
   ref?: string | undefined;
+  /** `ports.git` reads a local directory (`plumb diff --path`): only for a Git source. */
+  local?: boolean | undefined;
 }
 
 /** A diff, or why there is none: the App is missing, or a step failed (`reason`: its Failure's). */
@@ -57,6 +59,12 @@ export async function diffApp(
   let ctx: RunContext = runContext(app, ports, now, { compare: true });
   const validated = validateApp(ctx);
   if (!validated.ok) return fail(validated.error.reason, validated.error.message);
+  if (options.local && !validated.value.source.git) {
+    return fail(
+      "InvalidArgument",
+      "--path renders a local directory in place of a Git source's path; this App's source is not Git",
+    );
+  }
   const spec = withRef(validated.value, options.ref);
   if (!spec.ok) return fail("InvalidArgument", spec.error);
   const destination = await connectDestination(ctx, spec.value);
