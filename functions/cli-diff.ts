@@ -51,7 +51,9 @@ export async function runDiff(
   const { report } = outcome;
   const changed = plan.hasChanges(report);
   if (args.output === "json") {
-    console.log(redactor.redact(JSON.stringify({ ...report, changed }, null, 2)));
+    // Redacted value by value: a short secret quoted in the JSON text ("app") would otherwise
+    // be taken for one of its keys.
+    console.log(JSON.stringify(redactor.redactValue({ ...report, changed }), null, 2));
   } else {
     process.stdout.write(redactor.redact(plan.formatDiff(report).text));
   }
