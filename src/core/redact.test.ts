@@ -308,12 +308,12 @@ describe("maskSecretValues", () => {
   });
 
   it("folds stringData into data first: the same value written either way is the same mask", () => {
-    const [live, desired] = maskSecretValues([
+    const [live, desired] = maskSecretValues<Record<string, unknown>>([
       secret({ data: { password: btoa("same-value") } }),
       secret({ stringData: { password: "same-value" } }),
     ]);
-    expect((live as { data: unknown }).data).toEqual({ password: "++++++++" });
-    expect((desired as { data: unknown }).data).toEqual({ password: "++++++++" });
+    expect(live?.["data"]).toEqual({ password: "++++++++" });
+    expect(desired?.["data"]).toEqual({ password: "++++++++" });
   });
 
   it("leaves other objects and absent ones as they are", () => {

@@ -1,7 +1,7 @@
 // `plumb diff` against the real control plane: what applying a revision, another ref or a
 // local directory would create, change and prune, and proof that it writes nothing.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -227,6 +227,44 @@ describe("plumb diff", () => {
       const missing = await plumb("diff", `${NS}/web`, "--path", join(dir, "nosuch"));
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain(`--path ${join(dir, "nosuch")}: not a directory`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("--path renders a Kustomize overlay whose base sits in the same working tree", async () => {
+    const ns = `${NS}-k`;
+    const tree = (mode: string) => ({
+      "base/kustomization.yaml": "resources: [cm.yaml]\n",
+      "base/cm.yaml": `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: ${mode}}\n`,
+      "overlay/kustomization.yaml": "resources: [../base]\ncommonLabels: {tier: web}\n",
+    });
+    const kustomized = await git.createRepo(ns, tree("slow"));
+    await createNamespace(ns);
+    await createApp(ns, "web", { source: { git: { url: kustomized.url, path: "overlay" } } });
+    const reconciled = await plumb("reconcile", `${ns}/web`);
+    expect(reconciled.code, reconciled.stdout + reconciled.stderr).toBe(0);
+    const unchanged = await plumb("diff", `${ns}/web`);
+    expect(unchanged.code, unchanged.stderr).toBe(0);
+
+    const dir = mkdtempSync(join(tmpdir(), "plumb-diff-k-"));
+    try {
+      mkdirSync(join(dir, ".git"));
+      for (const [path, content] of Object.entries(tree("fast"))) {
+        mkdirSync(join(dir, path, ".."), { recursive: true });
+        writeFileSync(join(dir, path), content);
+      }
+      const local = await plumb("diff", `${ns}/web`, "--path", join(dir, "overlay"), "-o", "json");
+      expect(local.code, local.stderr).toBe(1);
+      const report = JSON.parse(local.stdout) as { objects: unknown[] };
+      expect(report.objects).toEqual([
+        expect.objectContaining({
+          action: "change",
+          kind: "ConfigMap",
+          name: "settings",
+          fields: [{ path: "data.mode", live: "slow", desired: "fast" }],
+        }),
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
