@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { addApp, createFakeKube } from "../../test/support/fake-kube.ts";
+import type { GitSource } from "../app/index.ts";
 import type { KubeObject } from "../core/index.ts";
-import { ReadOnlyError, readOnlyCluster } from "./diff.ts";
-import type { ClusterPort } from "./ports.ts";
+import { diffApp, ReadOnlyError, readOnlyCluster } from "./diff.ts";
+import type { ClusterPort, Ports } from "./ports.ts";
 
 const CM: KubeObject = {
   apiVersion: "v1",
@@ -71,5 +73,88 @@ describe("readOnlyCluster", () => {
       );
     }
     expect(calls).toEqual([]);
+  });
+});
+
+describe("diffApp", () => {
+  const A = "a".repeat(40);
+  const B = "b".repeat(40);
+  const NOW = new Date("2026-12-01T10:00:00Z");
+  const REF = { namespace: "team-a", name: "web" };
+  const cm = (value: string) => [
+    {
+      path: "cm.yaml",
+      content: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {key: "${value}"}\n`,
+    },
+  ];
+
+  function setup(source: Record<string, unknown>) {
+    const kube = createFakeKube();
+    const resolved: string[] = [];
+    const ports: Ports = {
+      kube,
+      git: {
+        resolve: async (s: GitSource) => {
+          resolved.push(s.ref);
+          return s.ref === "feature" ? B : A;
+        },
+        fetch: async (_s, sha) => cm(sha === B ? "two" : "one"),
+      },
+      holder: "test",
+      sleep: async () => {},
+    };
+    addApp(kube, "team-a", "web", { source });
+    return { kube, ports, resolved };
+  }
+
+  it("reports what applying would create, and writes nothing (not even the finalizer)", async () => {
+    const { kube, ports } = setup({ git: { url: "https://git.example/org/repo.git" } });
+    const before = structuredClone(kube.app("team-a", "web"));
+    const outcome = await diffApp(REF, ports, NOW);
+    if (!outcome.ok) throw new Error(outcome.error);
+    expect(outcome.report).toMatchObject({
+      app: "team-a/web",
+      revision: A,
+      counts: { create: 1, change: 0, prune: 0, fail: 0 },
+      objects: [{ action: "create", kind: "ConfigMap", namespace: "team-a", name: "cfg" }],
+    });
+    const { create, update, patch, delete: deletes } = kube.requestCounts();
+    expect({ create, update, patch, delete: deletes }).toEqual({
+      create: 0,
+      update: 0,
+      patch: 0,
+      delete: 0,
+    });
+    expect(kube.app("team-a", "web")).toEqual(before);
+  });
+
+  it("--revision renders another Git ref in place of the spec's", async () => {
+    const { ports, resolved } = setup({ git: { url: "https://git.example/org/repo.git" } });
+    const outcome = await diffApp(REF, ports, NOW, { ref: "feature" });
+    expect(resolved).toEqual(["feature"]);
+    expect(outcome).toMatchObject({ ok: true, report: { revision: B } });
+  });
+
+  it("refuses --revision and --path for a source that is not Git, and names a missing App", async () => {
+    const { ports } = setup({ image: { repository: "registry.example.com/org/web" } });
+    expect(await diffApp(REF, ports, NOW, { ref: "main" })).toEqual({
+      ok: false,
+      notFound: false,
+      reason: "InvalidArgument",
+      error: "--revision names a Git ref; this App's source is not Git",
+    });
+    expect(await diffApp(REF, ports, NOW, { local: true })).toEqual({
+      ok: false,
+      notFound: false,
+      reason: "InvalidArgument",
+      error:
+        "--path renders a local directory in place of a Git source's path; this App's source is not Git",
+    });
+    expect(await diffApp({ namespace: "team-a", name: "nosuch" }, ports, NOW)).toEqual({
+      ok: false,
+      notFound: true,
+      reason: "NotFound",
+      error: "App team-a/nosuch not found",
+    });
   });
 });
