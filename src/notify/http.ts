@@ -4,7 +4,9 @@ import type { NotifyPort } from "../reconcile/ports.ts";
 /**
  * A NotifyPort POSTing over `fetchImpl`, each request given `timeoutMs`. A non-2xx answer
  * throws an Error with `status` whose message names the status only ("HTTP 404") — never the
- * URL, which may be a secret (a Slack incoming webhook is).
+ * URL, which may be a secret (a Slack incoming webhook is). A redirect is not followed (it is
+ * an error, "HTTP 302"): a token header (GitLab's PRIVATE-TOKEN) would go along to wherever it
+ * points, and a webhook URL is where the request belongs.
  */
 export function createNotifier(fetchImpl: typeof fetch = fetch, timeoutMs = 10_000): NotifyPort {
   return {
@@ -13,6 +15,7 @@ export function createNotifier(fetchImpl: typeof fetch = fetch, timeoutMs = 10_0
         method: "POST",
         headers,
         body,
+        redirect: "manual",
         signal: AbortSignal.timeout(timeoutMs),
       });
       if (!res.ok) {

@@ -2,7 +2,12 @@
 // configures (spec.notifications), each through its implementation (targets/).
 import { type App, TARGET_NAMES, type TargetConfig, type TargetName } from "../app/index.ts";
 import { EventReason, nameOf } from "../core/index.ts";
-import { notificationEvent, notificationTargets, type Transition } from "../plan/index.ts";
+import {
+  CommitStatusError,
+  notificationEvent,
+  notificationTargets,
+  type Transition,
+} from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 import { type NotificationTarget, TARGETS } from "./targets/index.ts";
 
@@ -75,11 +80,28 @@ async function announceTo<K extends TargetName>(
     const value = data[key];
     if (!value) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
     ports.redactor?.add(value);
+    const secrets: string[] = [];
+    for (const other of target.secretRefs?.(config) ?? []) {
+      const where = `${app.metadata.namespace}/${other.name}`;
+      let more: Record<string, string> | undefined = data;
+      if (other.name !== secretName) {
+        try {
+          more = await ports.kube.getSecret(app.metadata.namespace, other.name);
+        } catch (err) {
+          return `could not read Secret ${where} (${kubeFailure(err)})`;
+        }
+      }
+      if (!more) return `Secret ${where} not found`;
+      const extra = more[other.key];
+      if (!extra) return `Secret ${where} has no key ${JSON.stringify(other.key)}`;
+      ports.redactor?.add(extra);
+      secrets.push(extra);
+    }
     const redact = <T>(v: T): T => ports.redactor?.redactValue(v) ?? v;
     for (const t of wanted) {
       const event = notificationEvent(ref, t, app.status ?? {});
       try {
-        await target.post(event, { config, secret: value, app, http, redact });
+        await target.post(event, { config, secret: value, secrets, app, http, redact });
       } catch (err) {
         return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
       }
@@ -120,6 +142,7 @@ function kubeFailure(err: unknown): string {
  * "Failed to parse URL from https://hooks.slack.com/...").
  */
 function sendFailure(err: unknown, where: string): string {
+  if (err instanceof CommitStatusError) return err.message;
   const e = (err ?? {}) as { name?: unknown; message?: unknown; status?: unknown; cause?: unknown };
   const name = typeof e.name === "string" ? e.name : "";
   const message = typeof e.message === "string" ? e.message : "";
