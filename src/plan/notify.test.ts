@@ -196,8 +196,9 @@ describe("transitions", () => {
     expect(transitions(open, progressing, 0)).toEqual([]);
     expect(transitions(open, failedButHealthy, 0).map((t) => t.event)).toEqual(["Failed"]);
     const healthy: AppStatus = { healthStatus: "Healthy", conditions: ready("True", "Synced") };
-    expect(transitions(progressing, healthy, 0)).toEqual([]);
-    expect(transitions({}, healthy, 0)).toEqual([]);
+    // Healthy without a problem before: no Recovered (Healthy says the rollout finished).
+    expect(transitions(progressing, healthy, 0).map((t) => t.event)).toEqual(["Healthy"]);
+    expect(transitions({}, healthy, 0).map((t) => t.event)).toEqual(["Healthy"]);
   });
 
   it("a later problem updates the open alert and keeps when it started", () => {
