@@ -364,7 +364,7 @@ describe("commit statuses", () => {
     );
     await announce(s.app, [{ event: "DriftCorrected", message: "re-applied 1" }, HEALTHY], s.ports);
     expect(s.sent.map((r) => [r.url, r.body["state"] ?? r.body["text"]])).toEqual([
-      [HOOK, "[team-a/web] DriftCorrected: re-applied 1"],
+      [HOOK, "[team-a/web] DriftCorrected: re-applied 1\nRevision: 0123456"],
       [`https://api.github.com/repos/acme/web/statuses/${SHA}`, "success"],
     ]);
   });
