@@ -103,7 +103,11 @@ async function announceTo<K extends TargetName>(
       try {
         await target.post(event, { config, secret: value, secrets, app, http, redact });
       } catch (err) {
-        return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
+        return sendFailure(
+          err,
+          `Secret ${secret} key ${JSON.stringify(key)}`,
+          target.endpoint ?? "the webhook",
+        );
       }
       sent++;
     }
@@ -141,7 +145,7 @@ function kubeFailure(err: unknown): string {
  * error code or a fixed phrase: error messages may carry the URL (e.g. fetch's
  * "Failed to parse URL from https://hooks.slack.com/...").
  */
-function sendFailure(err: unknown, where: string): string {
+function sendFailure(err: unknown, where: string, endpoint: string): string {
   if (err instanceof CommitStatusError) return err.message;
   const e = (err ?? {}) as { name?: unknown; message?: unknown; status?: unknown; cause?: unknown };
   const name = typeof e.name === "string" ? e.name : "";
@@ -150,8 +154,8 @@ function sendFailure(err: unknown, where: string): string {
   const code = typeof cause.code === "string" && CODE.test(cause.code) ? cause.code : undefined;
   const status =
     typeof e.status === "number" ? e.status : Number(/\bHTTP (\d{3})\b/.exec(message)?.[1]);
-  if (name === "TimeoutError") return "the webhook did not answer in time";
-  if (name === "AbortError") return "the request to the webhook was aborted";
+  if (name === "TimeoutError") return `${endpoint} did not answer in time`;
+  if (name === "AbortError") return `the request to ${endpoint} was aborted`;
   if (code === "ERR_INVALID_URL") return `the webhook URL in ${where} is not a valid URL`;
   if (
     name === "TypeError" &&
@@ -163,7 +167,7 @@ function sendFailure(err: unknown, where: string): string {
     return code ? `connection failed (${code})` : "connection failed";
   }
   if (Number.isInteger(status) && status >= 100 && status <= 599) {
-    return `HTTP ${status} from the webhook`;
+    return `HTTP ${status} from ${endpoint}`;
   }
   return `sending failed (${name || "error"})`;
 }

@@ -24,6 +24,7 @@ function commitStatusTarget<K extends CommitStatusProvider>(
   return {
     name: provider,
     title,
+    endpoint: `the ${title} API`,
     async post(event, { config, secret, app, http, redact }) {
       if (!isCommitSha(event.revision)) return;
       const gitUrl = (app.spec as { source?: { git?: { url?: unknown } } }).source?.git?.url;

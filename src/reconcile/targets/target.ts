@@ -37,6 +37,8 @@ export interface NotificationTarget<K extends TargetName> {
   readonly name: K;
   /** How messages name it: "Slack: Secret team-a/slack not found". */
   readonly title: string;
+  /** What failures name the endpoint: "HTTP 502 from the API" (default "the webhook"). */
+  readonly endpoint?: string;
   /**
    * Posts `event`. Throws what `ctx.http` threw (its status or code is reported, never its
    * message: it may carry the URL).
