@@ -23,6 +23,11 @@ beforeAll(async () => {
   elsewhereUrl = await listen(elsewhere);
   redirecting = createServer((req, res) => {
     req.resume();
+    if (req.url === "/gitlab") {
+      res.writeHead(400, { "content-type": "application/json" });
+      res.end('{"message":"Cannot transition status via :enqueue from :pending"}');
+      return;
+    }
     res.writeHead(req.url === "/ok" ? 201 : 307, { location: `${elsewhereUrl}/steal` }).end();
   });
   redirectingUrl = await listen(redirecting);
@@ -48,5 +53,26 @@ describe("createNotifier", () => {
 
   it("resolves on a 2xx", async () => {
     await expect(createNotifier().post(`${redirectingUrl}/ok`, "{}", {})).resolves.toBeUndefined();
+  });
+
+  it("counts a refusal as done only when `settled` accepts its status and answer", async () => {
+    const notify = createNotifier();
+    const seen: Array<[number, string]> = [];
+    const settled = (status: number, answer: string) => {
+      seen.push([status, answer]);
+      return answer.includes("Cannot transition status");
+    };
+    await expect(
+      notify.post(`${redirectingUrl}/gitlab`, "{}", {}, { settled }),
+    ).resolves.toBeUndefined();
+    expect(seen).toEqual([
+      [400, '{"message":"Cannot transition status via :enqueue from :pending"}'],
+    ]);
+    await expect(notify.post(`${redirectingUrl}/gitlab`, "{}", {})).rejects.toMatchObject({
+      status: 400,
+    });
+    await expect(
+      notify.post(`${redirectingUrl}/other`, "{}", {}, { settled }),
+    ).rejects.toMatchObject({ status: 307 });
   });
 });

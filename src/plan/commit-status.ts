@@ -142,6 +142,21 @@ export function commitStatusRequest(input: CommitStatusInput): CommitStatusReque
   };
 }
 
+/**
+ * Whether a refused commit-status request is already in effect: GitLab answers 400 "Cannot
+ * transition status via :enqueue from :pending" when the commit's status for that name already
+ * is the state sent (its commit-status API is a state machine; gitlabhq
+ * spec/requests/api/commit_statuses_spec.rb "when the `state` parameter is sent the same").
+ * GitHub and Gitea add a status each time.
+ */
+export function statusAlreadySet(
+  provider: CommitStatusProvider,
+  status: number,
+  answer: string,
+): boolean {
+  return provider === "gitlab" && status === 400 && answer.includes("Cannot transition status");
+}
+
 /** A full commit SHA: what a commit status can be set on. */
 export function isCommitSha(revision: string | undefined): revision is string {
   return revision !== undefined && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(revision);

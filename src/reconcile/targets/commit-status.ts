@@ -9,6 +9,7 @@ import {
   defaultApiUrl,
   forgeRepository,
   isCommitSha,
+  statusAlreadySet,
 } from "../../plan/index.ts";
 import type { NotificationTarget } from "./target.ts";
 
@@ -42,7 +43,9 @@ function commitStatusTarget<K extends CommitStatusProvider>(
         description: `${event.transition}: ${event.message}`,
         token: secret,
       });
-      await http.post(request.url, JSON.stringify(redact(request.body)), request.headers);
+      await http.post(request.url, JSON.stringify(redact(request.body)), request.headers, {
+        settled: (status, answer) => statusAlreadySet(provider, status, answer),
+      });
     },
   };
 }

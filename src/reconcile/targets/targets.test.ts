@@ -24,6 +24,7 @@ interface Sent {
   headers: Record<string, string>;
   raw: string;
   body: Record<string, unknown>;
+  settled?: ((status: number, answer: string) => boolean) | undefined;
 }
 
 interface Setup {
@@ -51,8 +52,10 @@ function setup(
     kube,
     git: { resolve: async () => SHA, fetch: async () => [] },
     notify: {
-      async post(url, raw, headers) {
-        sent.push({ url, headers: headers ?? {}, raw, body: JSON.parse(raw) });
+      async post(url, raw, headers, options) {
+        const req: Sent = { url, headers: headers ?? {}, raw, body: JSON.parse(raw) };
+        if (options?.settled) req.settled = options.settled;
+        sent.push(req);
       },
     },
     holder: "test",
@@ -249,6 +252,7 @@ describe("commit statuses", () => {
         },
       },
     ]);
+    expect(s.sent[0]!.settled?.(400, "Cannot transition status")).toBe(false);
     const doc = JSON.parse(fixture("github-create-commit-status.json"));
     for (const key of Object.keys(s.sent[0]!.body)) expect(Object.keys(doc)).toContain(key);
     expect(shown(s)).not.toContain("XXXX");
@@ -295,6 +299,12 @@ describe("commit statuses", () => {
         },
       },
     ]);
+    // GitLab refuses a state the commit already has (400): that is done, not a failure.
+    const settled = s.sent[0]!.settled!;
+    const same = '{"message":"Cannot transition status via :enqueue from :pending"}';
+    expect(settled(400, same)).toBe(true);
+    expect(settled(400, '{"message":"state is invalid"}')).toBe(false);
+    expect(settled(401, same)).toBe(false);
     const doc = fixture("gitlab-commit-status.md");
     expect(doc).toContain("POST /projects/:id/statuses/:sha");
     expect(doc).toContain('--header "PRIVATE-TOKEN: ');
