@@ -233,10 +233,7 @@ describe("fetch", () => {
         { "m/a.yaml": "b.yaml", "m/b.yaml": "a.yaml" },
         'symlink "m/a.yaml" is part of a loop: more than 40 links followed',
       ],
-      [
-        { "m/up": ".." },
-        'symlink "m/up" is part of a loop: it points to ".", which holds it',
-      ],
+      [{ "m/up": ".." }, 'symlink "m/up" is part of a loop: it points to ".", which holds it'],
     ];
     let i = 0;
     for (const [links, message] of cases) {
