@@ -24,6 +24,7 @@ export * from "./notify.ts";
 export * from "./observed.ts";
 export * from "./operations.ts";
 export * from "./preview.ts";
+export * from "./in-use.ts";
 export * from "./prune.ts";
 export * from "./redelivery.ts";
 export * from "./resources.ts";
