@@ -21,7 +21,7 @@ import {
 } from "./support.ts";
 
 const NS = "rollout-prune";
-const APPS = "rollout-apps";
+const APPS = NS; // an App deploys to its own namespace unless the cluster allows more
 
 let git: GitServer;
 let engines: NodeEngines;
@@ -115,7 +115,11 @@ const line = (app: App, name: string) =>
 
 describe("prune after the rollout", () => {
   it("keeps the old generated ConfigMap pending until the new ReplicaSet is available, then prunes it", async () => {
-    expect(await run()).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await run()).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      error: undefined,
+    });
     const [first, ...others] = await configMaps();
     expect(others).toEqual([]);
     expect(first).toMatch(/^web-config-[a-z0-9]{10}$/);
@@ -139,7 +143,11 @@ describe("prune after the rollout", () => {
         "",
       ].join("\n"),
     });
-    expect(await run()).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await run()).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      error: undefined,
+    });
     const both = await configMaps();
     expect(both).toHaveLength(2);
     const second = both.find((n) => n !== first) as string;
@@ -181,7 +189,11 @@ describe("prune after the rollout", () => {
     // Nothing ran since: the old ConfigMap is still there when the rollout has finished.
     expect(await configMaps()).toEqual([first, second].sort());
 
-    expect(await run()).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await run()).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      error: undefined,
+    });
     expect(await configMaps()).toEqual([second]);
     const done = await getApp(APPS, "web");
     expect(inventoryRefs(done).filter((r) => r.kind === "ConfigMap")).toEqual([

@@ -18,7 +18,7 @@ import {
 } from "./support.ts";
 
 const NS = "links";
-const APPS = "links-apps";
+const APPS = NS; // an App deploys to its own namespace unless the cluster allows more
 
 let git: GitServer;
 let engines: NodeEngines;
@@ -75,13 +75,18 @@ describe("symlinks in a Git source", () => {
       "shared/settings.yaml": configMap("settings", { mode: "linked" }),
     });
     await newApp("manifests", repo, "app");
-    expect(await run("manifests")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await run("manifests")).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      error: undefined,
+    });
     expect(await data("settings")).toEqual({ mode: "direct" });
 
     const linked = await link(repo, "app/settings.yaml", "../shared/settings.yaml");
     expect(await repo.git("ls-tree", "HEAD", "app/settings.yaml")).toMatch(/^120000 /);
     expect(await run("manifests")).toMatchObject({
       outcome: "Reconciled",
+      error: undefined,
       syncStatus: "Synced",
       revision: linked,
     });
@@ -119,6 +124,7 @@ describe("symlinks in a Git source", () => {
     await newApp("kustomize", repo, "overlay");
     expect(await run("kustomize")).toMatchObject({
       outcome: "Reconciled",
+      error: undefined,
       syncStatus: "Synced",
       revision: sha,
     });
