@@ -118,7 +118,6 @@ describe("prune after the rollout", () => {
     expect(await run()).toMatchObject({
       outcome: "Reconciled",
       syncStatus: "Synced",
-      error: undefined,
     });
     const [first, ...others] = await configMaps();
     expect(others).toEqual([]);
@@ -146,7 +145,6 @@ describe("prune after the rollout", () => {
     expect(await run()).toMatchObject({
       outcome: "Reconciled",
       syncStatus: "Synced",
-      error: undefined,
     });
     const both = await configMaps();
     expect(both).toHaveLength(2);
@@ -192,7 +190,6 @@ describe("prune after the rollout", () => {
     expect(await run()).toMatchObject({
       outcome: "Reconciled",
       syncStatus: "Synced",
-      error: undefined,
     });
     expect(await configMaps()).toEqual([second]);
     const done = await getApp(APPS, "web");
