@@ -130,4 +130,30 @@ describe("symlinks in a Git source", () => {
       { apiVersion: "v1", kind: "ConfigMap", namespace: NS, name: "dev-base-settings" },
     ]);
   });
+
+  it("a Helm chart reached through a directory link renders its templates, one of them a link too", async () => {
+    const repo = await git.createRepo("links-helm", {
+      "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+      "charts/web/values.yaml": "greeting: hello\n",
+      "shared/cm.yaml": [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata: {name: {{ .Release.Name }}-settings}",
+        "data: {greeting: {{ .Values.greeting | quote }}}",
+        "",
+      ].join("\n"),
+    });
+    await link(repo, "charts/web/templates/cm.yaml", "../../../shared/cm.yaml");
+    const sha = await link(repo, "deploy/web", "../charts/web");
+    await newApp("helm", repo, "deploy/web");
+    expect(await run("helm")).toMatchObject({
+      outcome: "Reconciled",
+      syncStatus: "Synced",
+      revision: sha,
+    });
+    expect(await data("helm-settings")).toEqual({ greeting: "hello" });
+    expect(inventoryRefs(await getApp(APPS, "helm"))).toEqual([
+      { apiVersion: "v1", kind: "ConfigMap", namespace: NS, name: "helm-settings" },
+    ]);
+  });
 });
