@@ -234,6 +234,10 @@ describe("fetch", () => {
         'symlink "m/a.yaml" is part of a loop: more than 40 links followed',
       ],
       [{ "m/up": ".." }, 'symlink "m/up" is part of a loop: it points to ".", which holds it'],
+      [
+        { "m/a.yaml": "b.yaml", "m/b.yaml": "../../x.yaml" },
+        'symlink "m/b.yaml" points outside the repository ("../../x.yaml") (followed from "m/a.yaml"); a link must resolve inside it',
+      ],
     ];
     let i = 0;
     for (const [links, message] of cases) {

@@ -55,8 +55,8 @@ const quote = (p: string) => `"${p === "" ? "." : p}"`;
  * repository is the whole file system a render sees), chains and links to directories.
  * Hidden names and submodules are not this function's concern: a submodule entry is missing.
  * @returns what the path names, or undefined when it does not exist (a dangling link's target)
- * @throws SourceError (not transient) naming `link` — the repository path of the link being
- *   followed, for messages — when a target leaves the repository ("../" above the root), when
+ * @throws SourceError (not transient) naming `link` — the repository path being followed, for
+ *   messages — and the link on the way that leaves the repository ("../" above the root), when
  *   more than MAX_LINK_HOPS links are followed (a loop), or when a path goes through a file
  */
 export async function resolvePath(
@@ -69,13 +69,16 @@ export async function resolvePath(
   const names: string[] = [];
   const trees: string[] = [t.root];
   let hops = 0;
+  // The last link followed, to name the one that leaves the repository.
+  let followed: { path: string; target: string } | undefined;
   while (pending.length > 0) {
     const segment = pending.shift() as string;
     if (segment === "" || segment === ".") continue;
     if (segment === "..") {
       if (names.length === 0) {
+        const from = followed && followed.path !== link ? ` (followed from ${quote(link)})` : "";
         throw new SourceError(
-          `symlink ${quote(link)} points outside the repository ("${await targetOf(t, link)}"); a link must resolve inside it`,
+          `symlink ${quote(followed?.path ?? link)} points outside the repository ("${followed?.target ?? path}")${from}; a link must resolve inside it`,
           false,
         );
       }
@@ -99,6 +102,7 @@ export async function resolvePath(
         );
       }
       const target = await readLink(t, entry.oid);
+      followed = { path: at, target };
       if (target.startsWith("/")) {
         names.length = 0;
         trees.length = 1;
