@@ -52,7 +52,9 @@ const quote = (p: string) => `"${p === "" ? "." : p}"`;
 /**
  * Follows `path` (from the repository root, "/"-separated) through every link on the way: a
  * relative target from the link's directory, an absolute one from the repository root (the
- * repository is the whole file system a render sees), chains and links to directories.
+ * repository is the whole file system a render sees; Argo CD, which renders from a checkout,
+ * refuses every absolute link instead: argo-cd util/app/path/path.go, CheckOutOfBoundsSymlinks),
+ * chains and links to directories.
  * Hidden names and submodules are not this function's concern: a submodule entry is missing.
  * @returns what the path names, or undefined when it does not exist (a dangling link's target)
  * @throws SourceError (not transient) naming `link` — the repository path being followed, for
