@@ -581,6 +581,7 @@ export const RESOURCE_STATUSES = [
   "Pruned",
   "PruneFailed",
   "PruneSkipped",
+  "PrunePending",
 ] as const;
 
 export const ObjectRef = z.object({
@@ -654,6 +655,12 @@ export const InventoryEntry = ObjectRef.extend({
     .optional()
     .describe(
       "The API server URL of the cluster the object is on; absent for the cluster the App lives in.",
+    ),
+  prunePending: z
+    .string()
+    .optional()
+    .describe(
+      "RFC 3339 time since when the object, no longer rendered, waits to be pruned: live Pods (or a ReplicaSet that may still make them) use it, until the rollout that moved away from it has finished.",
     ),
 });
 

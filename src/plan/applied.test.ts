@@ -488,3 +488,26 @@ describe("appliedOutcome", () => {
     expect(appliedOutcome(given)).toEqual(expected);
   });
 });
+
+describe("appliedOutcome with a prune pending on a rollout", () => {
+  const since = "2026-11-29T11:00:00.000Z";
+  const reason = `pending prune since ${since}: Secret team-a/old is still used by Pod web-1; pruned once the rollout that moved away from it has finished`;
+  const prune: AppliedInput["prune"] = {
+    ...noPrune,
+    skipped: [{ ref: OLD, reason, keep: true, pendingSince: since }],
+  };
+
+  it("keeps it in the inventory marked prunePending, shows it PrunePending, and the App Progressing", () => {
+    const out = appliedOutcome(input({ previous: [CFG, WEB, OLD], prune }));
+    expect(out.inventory).toEqual([CFG, WEB, { ...OLD, prunePending: since }]);
+    expect(out.resources).toContainEqual(line(OLD, "PrunePending", undefined, reason));
+    expect(out.health).toEqual({ status: "Progressing", reason });
+    expect(out.syncStatus).toBe("Synced");
+  });
+
+  it("a worse health stays as it is", () => {
+    const degraded = { ...input().health, status: "Degraded" as const, reason: "web: crash" };
+    const out = appliedOutcome(input({ previous: [CFG, WEB, OLD], prune, health: degraded }));
+    expect(out.health).toEqual({ status: "Degraded", reason: "web: crash" });
+  });
+});

@@ -78,12 +78,29 @@ export interface AppliedInput {
 }
 
 /**
+ * The App's health while a prune waits for a rollout: Progressing instead of Healthy (the App
+ * has not settled, and a Progressing App is run again soon: followUpSeconds, dueAt), with the
+ * first pending prune as the reason. Otherwise `health` as it is.
+ */
+function pendingHealth(
+  health: AppliedInput["health"],
+  skipped: readonly PruneSkip[],
+): { status: HealthStatus; reason: string } {
+  const pending = skipped.find((s) => s.pendingSince !== undefined);
+  if (pending === undefined || health.status !== "Healthy") {
+    return { status: health.status, reason: health.reason };
+  }
+  return { status: "Progressing", reason: pending.reason };
+}
+
+/**
  * The record of a run that applied `target`:
  * - inventory: see inventoryAfterApply (failed deletes, kept skips and unpruned objects stay),
  *   Jobs its TTL removed marked `finished` (markFinished);
  * - resources: Synced with health for each applied object, Failed with the error and the
  *   object's own health (Missing only when it does not exist) for each failed one, Pruned /
- *   PruneFailed / PruneSkipped / OutOfSync ("prune is off") for the stale ones;
+ *   PruneFailed / PruneSkipped / PrunePending (holdInUse) / OutOfSync ("prune is off") for the
+ *   stale ones; health Progressing while a prune is pending (pendingHealth);
  * - applied: the revision, and the objectHash only when every object applied (so the next run
  *   applies again); nothing when no object applied at all;
  * - rolledBackFrom: the source revision a Rollback moved away from, and its render's objectHash
@@ -118,7 +135,8 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     resources.push(resourceStatus(f.ref, "PruneFailed", undefined, f.message));
   }
   for (const skip of input.prune.skipped) {
-    resources.push(resourceStatus(skip.ref, "PruneSkipped", undefined, skip.reason));
+    const status = skip.pendingSince !== undefined ? "PrunePending" : "PruneSkipped";
+    resources.push(resourceStatus(skip.ref, status, undefined, skip.reason));
   }
   for (const ref of input.prune.unpruned) {
     resources.push(resourceStatus(ref, "OutOfSync", undefined, "not in the source; prune is off"));
@@ -130,7 +148,11 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     ...(input.uncertain ? { uncertain: input.uncertain } : {}),
     kept: [
       ...input.prune.failed.map((f) => f.ref),
-      ...input.prune.skipped.filter((s) => s.keep).map((s) => s.ref),
+      ...input.prune.skipped
+        .filter((s) => s.keep)
+        .map((s) =>
+          s.pendingSince !== undefined ? { ...s.ref, prunePending: s.pendingSince } : s.ref,
+        ),
       ...input.prune.unpruned,
     ],
     hashes: input.target.hashes,
@@ -166,7 +188,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   const out: RunOutcome = {
     inventory,
     resources: sortResources(resources),
-    health: { status: input.health.status, reason: input.health.reason },
+    health: pendingHealth(input.health, input.prune.skipped),
     syncStatus: !failed && input.target.revision === input.sourceRevision ? "Synced" : "OutOfSync",
     events,
     rolledBackFrom: rolledBack ? input.sourceRevision : null,

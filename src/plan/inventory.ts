@@ -26,11 +26,14 @@ export interface InventoryInput {
  * from an earlier apply), as rendered but with the hash of the form it last applied, or if the
  * failure leaves it uncertain whether the server stored it (tracked, so it is
  * pruned if the source drops it) — a new one that surely never applied is not ours; then the
- * kept objects as they were. No repeats.
+ * kept objects as they were (a pending prune with the time it was first held). No repeats.
  */
 export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
   const previous = new Map(input.previous.map((e) => [refKey(e), e]));
   const desiredKeys = new Set(input.desired.map(refKey));
+  const pending = new Map(
+    input.kept.filter((e) => e.prunePending !== undefined).map((e) => [refKey(e), e.prunePending]),
+  );
   const out: InventoryEntry[] = [];
   for (const ref of dedupeRefs([...input.desired, ...input.kept])) {
     const key = refKey(ref);
@@ -41,6 +44,8 @@ export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
     const hash = applied ? input.hashes?.get(key) : before?.hash;
     const entry: InventoryEntry = { ...refOnly(ref) };
     if (hash !== undefined) entry.hash = hash;
+    const since = desired ? undefined : pending.get(key);
+    if (since !== undefined) entry.prunePending = since;
     out.push(entry);
   }
   return out;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject, ObjectRef } from "../core/index.ts";
 import { refKey } from "../core/index.ts";
-import { type PrunePlan, planPrune } from "./prune.ts";
+import { holdInUse, type PrunePlan, planPrune } from "./prune.ts";
 
 const app = { namespace: "team-a", name: "web" };
 const ours = { "plumb.dev/app": "web", "plumb.dev/app-namespace": "team-a" };
@@ -289,5 +289,167 @@ describe("planPrune", () => {
         app,
       }),
     ).toEqual({ delete: [], skip: [] });
+  });
+});
+
+describe("holdInUse", () => {
+  const now = new Date("2026-03-01T10:00:00Z");
+  const old = ref("v1", "ConfigMap", "web-config-5k2h7g8t9m", "team-a");
+  const secret = ref("v1", "Secret", "web-creds-8b7c6d", "team-a");
+  const other = ref("v1", "ConfigMap", "unused", "team-a");
+  const elsewhere = ref("v1", "ConfigMap", "web-config-5k2h7g8t9m", "team-b");
+  const plan = (...del: ObjectRef[]): PrunePlan => ({ delete: del, skip: [] });
+  const pod = (name: string, spec: unknown, over: Record<string, unknown> = {}): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: "team-a", ...(over["metadata"] as object) },
+    spec,
+    status: { phase: "Running" },
+    ...over,
+  });
+  const rs = (
+    name: string,
+    replicas: number | undefined,
+    spec: unknown,
+    counted = 0,
+  ): KubeObject => ({
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name, namespace: "team-a" },
+    spec: { ...(replicas === undefined ? {} : { replicas }), template: { spec } },
+    status: { replicas: counted },
+  });
+  const mounts = { volumes: [{ name: "c", configMap: { name: old.name } }], containers: [] };
+  const pending = (r: ObjectRef, since: string, by: string) => ({
+    ref: r,
+    reason: `pending prune since ${since}: ConfigMap team-a/${r.name} is still used by ${by}; pruned once the rollout that moved away from it has finished`,
+    keep: true,
+    pendingSince: since,
+  });
+
+  it("keeps what a live Pod mounts, pending since now; deletes what nothing uses", () => {
+    const got = holdInUse(
+      plan(old, other),
+      { pods: [pod("web-a1", mounts)], replicaSets: [] },
+      new Map(),
+      now,
+    );
+    expect(got).toEqual({
+      delete: [other],
+      skip: [pending(old, "2026-03-01T10:00:00.000Z", "Pod web-a1")],
+    });
+  });
+
+  it("keeps the time the prune was first held", () => {
+    const since = new Map([[refKey(old), "2026-03-01T09:00:00.000Z"]]);
+    const got = holdInUse(
+      plan(old),
+      { pods: [], replicaSets: [rs("web-6f9", 2, mounts)] },
+      since,
+      now,
+    );
+    expect(got.skip).toEqual([pending(old, "2026-03-01T09:00:00.000Z", "ReplicaSet web-6f9")]);
+  });
+
+  it("a rollout finished (old ReplicaSet at 0, its Pods gone or terminating) lets the prune go", () => {
+    const terminating = pod("web-a1", mounts, {
+      metadata: { deletionTimestamp: "2026-03-01T09:59:00Z" },
+    });
+    const done = pod("job-x", mounts, { status: { phase: "Succeeded" } });
+    const got = holdInUse(
+      plan(old),
+      { pods: [terminating, done], replicaSets: [rs("web-6f9", 0, mounts)] },
+      new Map(),
+      now,
+    );
+    expect(got).toEqual({ delete: [old], skip: [] });
+  });
+
+  it("an old ReplicaSet scaled to 0 that still counts Pods, or without spec.replicas (1), holds", () => {
+    expect(
+      holdInUse(plan(old), { pods: [], replicaSets: [rs("a", 0, mounts, 1)] }, new Map(), now)
+        .delete,
+    ).toEqual([]);
+    expect(
+      holdInUse(plan(old), { pods: [], replicaSets: [rs("b", undefined, mounts)] }, new Map(), now)
+        .delete,
+    ).toEqual([]);
+  });
+
+  it("finds every way a Pod names a ConfigMap or Secret, and only in its own namespace", () => {
+    const cases: unknown[] = [
+      { containers: [{ envFrom: [{ configMapRef: { name: old.name } }] }] },
+      {
+        initContainers: [
+          { env: [{ name: "A", valueFrom: { configMapKeyRef: { name: old.name, key: "a" } } }] },
+        ],
+      },
+      { volumes: [{ name: "p", projected: { sources: [{ configMap: { name: old.name } }] } }] },
+      { ephemeralContainers: [{ envFrom: [{ configMapRef: { name: old.name } }] }] },
+    ];
+    for (const spec of cases) {
+      const got = holdInUse(
+        plan(old, elsewhere),
+        { pods: [pod("p", spec)], replicaSets: [] },
+        new Map(),
+        now,
+      );
+      expect(got.delete).toEqual([elsewhere]);
+    }
+    const secrets: unknown[] = [
+      { volumes: [{ name: "s", secret: { secretName: secret.name } }] },
+      { containers: [{ envFrom: [{ secretRef: { name: secret.name } }] }] },
+      {
+        containers: [
+          { env: [{ name: "P", valueFrom: { secretKeyRef: { name: secret.name, key: "p" } } }] },
+        ],
+      },
+      { volumes: [{ name: "p", projected: { sources: [{ secret: { name: secret.name } }] } }] },
+      { imagePullSecrets: [{ name: secret.name }] },
+    ];
+    for (const spec of secrets) {
+      const got = holdInUse(
+        plan(secret),
+        { pods: [pod("p", spec)], replicaSets: [] },
+        new Map(),
+        now,
+      );
+      expect(got.delete).toEqual([]);
+      expect(got.skip[0]?.reason).toMatch(
+        /^pending prune since .*: Secret team-a\/web-creds-8b7c6d is still used by Pod p;/,
+      );
+    }
+  });
+
+  it("a ConfigMap in another group, or a kind Pods do not name, is not held", () => {
+    const look = ref("example.com/v1", "ConfigMap", old.name, "team-a");
+    const got = holdInUse(
+      plan(look, deploy),
+      { pods: [pod("p", mounts)], replicaSets: [] },
+      new Map(),
+      now,
+    );
+    expect(got).toEqual({ delete: [look, deploy], skip: [] });
+  });
+
+  it("names three users and counts the rest", () => {
+    const pods = ["d", "a", "c", "b", "e"].map((n) => pod(`web-${n}`, mounts));
+    const got = holdInUse(plan(old), { pods, replicaSets: [] }, new Map(), now);
+    expect(got.skip[0]?.reason).toContain(
+      "is still used by Pod web-a, Pod web-b, Pod web-c and 2 more;",
+    );
+  });
+
+  it("keeps everything Pods may use in a namespace whose Pods could not be listed", () => {
+    const got = holdInUse(
+      plan(old, deploy),
+      { pods: [], replicaSets: [], unknown: new Map([["team-a", "forbidden"]]) },
+      new Map(),
+      now,
+    );
+    expect(got.delete).toEqual([deploy]);
+    expect(got.skip[0]?.reason).toBe(
+      "pending prune since 2026-03-01T10:00:00.000Z: ConfigMap team-a/web-config-5k2h7g8t9m may still be used: its namespace's Pods could not be listed (forbidden); pruned once the rollout that moved away from it has finished",
+    );
   });
 });

@@ -9,6 +9,7 @@ import {
 } from "../app/index.ts";
 import { describeRef, groupOf, type KubeObject, refKey } from "../core/index.ts";
 import { pruneDisabled } from "./apply-policy.ts";
+import { podIsLive, podSpecUses, replicaSetIsLive, USED_BY_PODS } from "./in-use.ts";
 
 /** Kinds never pruned unless the live object is annotated plumb.dev/prune: "true". */
 const PROTECTED = new Set([
@@ -43,6 +44,12 @@ export interface PruneSkip {
    * (cascade.ts), which the author must know about.
    */
   warn?: boolean;
+  /**
+   * Kept because live Pods, or a ReplicaSet that may still make them, use it (holdInUse): pruned
+   * by a later run once the rollout that moved away from it has finished. RFC 3339 time the
+   * prune was first held (status.inventory[].prunePending).
+   */
+  pendingSince?: string;
 }
 
 export interface PrunePlan {
@@ -117,4 +124,74 @@ export function planPrune(input: PruneInput): PrunePlan {
     plan.delete.push(ref);
   }
   return plan;
+}
+
+/** The live workload objects a prune of Pods' dependencies is checked against. */
+export interface InUse {
+  /** Pods of the namespaces of the objects planned for deletion (any labels). */
+  pods: readonly KubeObject[];
+  /** ReplicaSets of those namespaces (any labels). */
+  replicaSets: readonly KubeObject[];
+  /** Namespaces whose Pods or ReplicaSets could not be listed, with the error: nothing there is pruned. */
+  unknown?: ReadonlyMap<string, string>;
+}
+
+/** At most this many users are named in a pending prune's reason. */
+const NAMED_USERS = 3;
+
+/**
+ * `plan` with every ConfigMap, Secret, PersistentVolumeClaim or ServiceAccount of `plan.delete`
+ * that a live Pod (podIsLive) or a ReplicaSet that may still make Pods (replicaSetIsLive) of its
+ * namespace names (podSpecUses) moved to the skips, kept in the inventory and marked pending:
+ * a configMapGenerator's old hash-suffixed ConfigMap is deleted only after the rollout to the
+ * new one has finished, so an old Pod that restarts meanwhile still finds it (pruning it at once
+ * leaves such a Pod in CreateContainerConfigError). Objects of a namespace whose Pods could not
+ * be listed (`inUse.unknown`) are kept the same way. `since` holds the time each was first held
+ * (refKey → RFC 3339, from the inventory), kept; new holds start at `now`. Any other object
+ * stays in `delete`. Pure.
+ */
+export function holdInUse(
+  plan: PrunePlan,
+  inUse: InUse,
+  since: ReadonlyMap<string, string>,
+  now: Date,
+): PrunePlan {
+  const out: PrunePlan = { delete: [], skip: [...plan.skip] };
+  const users = new Map<string, string[]>();
+  const use = (namespace: string | undefined, spec: unknown, user: string) => {
+    for (const name of podSpecUses(spec)) {
+      const key = `${namespace ?? ""}/${name}`;
+      users.set(key, [...(users.get(key) ?? []), user]);
+    }
+  };
+  for (const pod of inUse.pods.filter(podIsLive)) {
+    use(pod.metadata.namespace, pod["spec"], `Pod ${pod.metadata.name}`);
+  }
+  for (const rs of inUse.replicaSets.filter(replicaSetIsLive)) {
+    const template = (rs["spec"] as { template?: { spec?: unknown } } | undefined)?.template;
+    use(rs.metadata.namespace, template?.spec, `ReplicaSet ${rs.metadata.name}`);
+  }
+  for (const ref of plan.delete) {
+    const core = groupOf(ref.apiVersion) === "" && USED_BY_PODS.has(ref.kind);
+    const by = core ? users.get(`${ref.namespace ?? ""}/${ref.kind}/${ref.name}`) : undefined;
+    const unknown = core ? inUse.unknown?.get(ref.namespace ?? "") : undefined;
+    if (by === undefined && unknown === undefined) {
+      out.delete.push(ref);
+      continue;
+    }
+    const pendingSince = since.get(refKey(ref)) ?? now.toISOString();
+    const names = [...new Set(by)].sort();
+    const more = names.length > NAMED_USERS ? ` and ${names.length - NAMED_USERS} more` : "";
+    const why =
+      by !== undefined
+        ? `is still used by ${names.slice(0, NAMED_USERS).join(", ")}${more}`
+        : `may still be used: its namespace's Pods could not be listed (${unknown})`;
+    out.skip.push({
+      ref,
+      reason: `pending prune since ${pendingSince}: ${describeRef(ref)} ${why}; pruned once the rollout that moved away from it has finished`,
+      keep: true,
+      pendingSince,
+    });
+  }
+  return out;
 }

@@ -48,6 +48,24 @@ describe("isSteady", () => {
     ],
     ["a failure being retried", spec(), { ...steady, failures: 1 }, 2, R1, false],
     ["zero failures", spec(), { ...steady, failures: 0 }, 2, R1, true],
+    [
+      "a prune waits for a rollout",
+      spec(),
+      {
+        ...steady,
+        inventory: [
+          {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            name: "c-1",
+            prunePending: "2026-01-01T00:00:00Z",
+          },
+        ],
+      },
+      2,
+      R1,
+      false,
+    ],
     ["the spec changed (generation)", spec(), steady, 3, R1, false],
     ["the App has no generation", spec(), steady, undefined, R1, false],
     ["the source moved to another revision", spec(), steady, 2, R0, false],

@@ -4,7 +4,8 @@ import { pendingOperation } from "./operations.ts";
 
 /**
  * True when the last full run saw the same revision, spec (generation) and render, nothing is
- * pending (no operation, no failure being retried, no selfHeal comparison owed) and this run
+ * pending (no operation, no failure being retried, no prune waiting for a rollout, no selfHeal
+ * comparison owed) and this run
  * does not owe a full comparison (`compare`: its slot in the interval came, or a person asked
  * for the run; the stateless schedule keeps nothing in status to tell). Then the run skips
  * the fetch and the render and only observes the inventory's health. Where the last render
@@ -26,6 +27,8 @@ export function isSteady(
     pendingOperation(spec, prev) === undefined &&
     !spec.syncPolicy.selfHeal &&
     !prev.failures &&
+    // A prune waiting for a rollout is retried by a full run (retryLeftovers), never skipped.
+    !prev.inventory?.some((e) => e.prunePending !== undefined) &&
     prev.observedGeneration === generation &&
     prev.observedRevision === revision &&
     prev.observedObjectHash !== undefined &&

@@ -1,8 +1,22 @@
 // Prune execution, shared by the apply step and the finalizer: delete what the plan says,
 // keep what could not be deleted.
 import { ANNOTATION_PRUNE } from "../app/index.ts";
-import { describeRef, EventReason, type ObjectRef, refKey } from "../core/index.ts";
-import { type PrunePlan, type PruneSkip, planPrune, staleRefs } from "../plan/index.ts";
+import {
+  describeRef,
+  EventReason,
+  type KubeObject,
+  type ObjectRef,
+  refKey,
+} from "../core/index.ts";
+import {
+  holdInUse,
+  type InUse,
+  type PrunePlan,
+  type PruneSkip,
+  planPrune,
+  staleRefs,
+  USED_BY_PODS,
+} from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
 import { isRestart } from "./lease.ts";
@@ -78,9 +92,11 @@ export interface StaleOutcome extends PruneOutcome {
  * Prunes what the last inventory has and `desired` lacks (planPrune's rules: never what another
  * App owns, never what is no longer labelled as ours, never a Namespace, PVC or CRD unless
  * annotated; then guardCascades: never a Namespace or CRD whose deletion takes others' objects
- * with it). With `prune` false (syncPolicy.prune) nothing is deleted and the live ones are
- * reported.
- * Reads: one list per kind of the stale objects.
+ * with it; then holdInUse: never a ConfigMap, Secret, PVC or ServiceAccount that live Pods, or a
+ * ReplicaSet that may still make them, use — kept, pending, until the rollout has finished).
+ * With `prune` false (syncPolicy.prune) nothing is deleted and the live ones are reported.
+ * Reads: one list per kind of the stale objects; the Pods and ReplicaSets of each namespace
+ * holding such an object planned for deletion (inUseIn).
  */
 export async function pruneStale(
   ctx: RunContext,
@@ -96,7 +112,7 @@ export async function pruneStale(
     out.unpruned = candidates.filter((r) => live.has(refKey(r)));
     return out;
   }
-  const plan = await guardCascades(
+  const guarded = await guardCascades(
     ctx,
     planPrune({
       inventory: candidates,
@@ -107,7 +123,38 @@ export async function pruneStale(
       app: ctx.ref,
     }),
   );
+  const since = new Map(
+    ctx.inventory.flatMap((e) => (e.prunePending ? [[refKey(e), e.prunePending] as const] : [])),
+  );
+  const plan = holdInUse(guarded, await inUseIn(ctx, guarded.delete), since, ctx.now);
   return { ...(await executePrune(ctx, plan)), skipped: plan.skip, unpruned: [] };
+}
+
+/**
+ * The Pods and ReplicaSets (any labels: a workload another tool made counts too) of every
+ * namespace where `refs` has an object Pods can use (USED_BY_PODS); nothing is read when there
+ * is none. A namespace whose lists fail is reported in `unknown`, so nothing there is pruned.
+ */
+async function inUseIn(ctx: RunContext, refs: readonly ObjectRef[]): Promise<InUse> {
+  const namespaces = new Set(
+    refs.filter((r) => USED_BY_PODS.has(r.kind) && r.namespace).map((r) => r.namespace as string),
+  );
+  const out = { pods: [] as KubeObject[], replicaSets: [] as KubeObject[] };
+  const unknown = new Map<string, string>();
+  for (const ns of namespaces) {
+    try {
+      const [pods, replicaSets] = await Promise.all([
+        ctx.cluster.list("v1", "Pod", "", ns),
+        ctx.cluster.list("apps/v1", "ReplicaSet", "", ns),
+      ]);
+      out.pods.push(...pods);
+      out.replicaSets.push(...replicaSets);
+    } catch (e) {
+      if (isRestart(e)) throw e;
+      unknown.set(ns, e instanceof Error ? e.message : String(e));
+    }
+  }
+  return { ...out, unknown };
 }
 
 /**

@@ -163,21 +163,129 @@ describe("fetch", () => {
     ]);
   });
 
-  it("skips symlinks and submodules", async () => {
-    const repo = await server.createRepo("links", { "m/a.yaml": "a: 1\n", "outside.yaml": "o\n" });
-    const { symlinkSync } = await import("node:fs");
-    symlinkSync("../outside.yaml", join(repo.workDir, "m/link.yaml"));
-    symlinkSync("..", join(repo.workDir, "m/up"));
+  /** A repository with `files` and then `links` (path → target) committed, pushed; its tip. */
+  async function withLinks(
+    name: string,
+    files: Record<string, string>,
+    links: Record<string, string>,
+  ): Promise<{ repo: TestRepo; sha: string }> {
+    const repo = await server.createRepo(name, files);
+    const { mkdirSync, symlinkSync } = await import("node:fs");
+    const { dirname } = await import("node:path");
+    for (const [path, target] of Object.entries(links)) {
+      mkdirSync(dirname(join(repo.workDir, path)), { recursive: true });
+      symlinkSync(target, join(repo.workDir, path));
+    }
+    const sha = await repo.commit({}, "links");
+    expect(await repo.git("ls-tree", "-r", "HEAD")).toMatch(/^120000 /m);
+    return { repo, sha };
+  }
+
+  it("follows symlinks inside the repository: relative, absolute from the root, chains, directories", async () => {
+    const { repo, sha } = await withLinks(
+      "links",
+      {
+        "m/a.yaml": "a: 1\n",
+        "shared/cm.yaml": "kind: ConfigMap\n",
+        "shared/dir/x.yaml": "x: 1\n",
+        "shared/dir/deep/y.yml": "y: 1\n",
+      },
+      {
+        "m/rel.yaml": "../shared/cm.yaml",
+        "m/abs.yaml": "/shared/cm.yaml",
+        "m/chain.yaml": "rel.yaml",
+        "m/linked": "../shared/dir",
+        "m/through.yaml": "linked/x.yaml",
+        "m/notes.txt": "../shared/cm.yaml",
+      },
+    );
     const head = await repo.head();
-    await repo.git("add", "--all");
     await repo.git("update-index", "--add", "--cacheinfo", `160000,${head},m/sub`);
-    await repo.git("commit", "--quiet", "-m", "links");
+    await repo.git("commit", "--quiet", "-m", "submodule");
     await repo.git("push", "--quiet", "origin", "HEAD:refs/heads/main");
-    const sha = await repo.head();
-    expect(await repo.git("ls-tree", "-r", "HEAD", "m")).toMatch(/^120000 .*m\/link\.yaml$/m);
-    expect(await repo.git("ls-tree", "-r", "HEAD", "m")).toMatch(/^160000 .*m\/sub$/m);
-    const got = await port.fetch(src(repo.url, "main", "m"), sha, undefined);
-    expect(got.map((f) => f.path)).toEqual(["a.yaml"]);
+    const tip = await repo.head();
+    const got = await port.fetch(src(repo.url, "main", "m"), tip, undefined);
+    expect(got).toEqual([
+      { path: "a.yaml", content: "a: 1\n" },
+      { path: "abs.yaml", content: "kind: ConfigMap\n" },
+      { path: "chain.yaml", content: "kind: ConfigMap\n" },
+      { path: "linked/deep/y.yml", content: "y: 1\n" },
+      { path: "linked/x.yaml", content: "x: 1\n" },
+      { path: "rel.yaml", content: "kind: ConfigMap\n" },
+      { path: "through.yaml", content: "x: 1\n" },
+    ]);
+    // The App's path itself may go through a link.
+    const viaLink = await port.fetch(src(repo.url, "main", "m/linked"), sha, undefined);
+    expect(viaLink.map((f) => f.path)).toEqual(["deep/y.yml", "x.yaml"]);
+  });
+
+  it("refuses a link out of the repository, a dangling link and loops, naming the link", async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [
+        { "m/out.yaml": "../../etc/passwd" },
+        'symlink "m/out.yaml" points outside the repository ("../../etc/passwd"); a link must resolve inside it',
+      ],
+      [
+        { "m/gone.yaml": "missing.yaml" },
+        'symlink "m/gone.yaml" points to "missing.yaml", which does not exist at SHA',
+      ],
+      [
+        { "m/a.yaml": "b.yaml", "m/b.yaml": "a.yaml" },
+        'symlink "m/a.yaml" is part of a loop: more than 40 links followed',
+      ],
+      [{ "m/up": ".." }, 'symlink "m/up" is part of a loop: it points to ".", which holds it'],
+      [
+        { "m/a.yaml": "b.yaml", "m/b.yaml": "../../x.yaml" },
+        'symlink "m/b.yaml" points outside the repository ("../../x.yaml") (followed from "m/a.yaml"); a link must resolve inside it',
+      ],
+    ];
+    let i = 0;
+    for (const [links, message] of cases) {
+      const { repo, sha } = await withLinks(`bad-links-${i++}`, { "m/ok.yaml": "o: 1\n" }, links);
+      const err = await failure(port.fetch(src(repo.url, "main", "m"), sha, undefined));
+      expect(err.message).toBe(message.replace("SHA", sha));
+      expect(err.transient).toBe(false);
+      const whole = await failure(port.fetchSource!(src(repo.url, "main", "m"), sha, undefined));
+      expect(whole.message).toBe(message.replace("SHA", sha));
+    }
+  });
+
+  it("fetchSource follows links for Kustomize and Helm: a linked base, a linked kustomization, a linked chart", async () => {
+    const { repo, sha } = await withLinks(
+      "kustomize-links",
+      {
+        "bases/web/kustomization.yaml": "resources: [deploy.yaml]\n",
+        "bases/web/deploy.yaml": "kind: Deployment\n",
+        "overlays/dev/kustomization.yaml": "resources: [../../linked-base]\n",
+        "real/kustomization.yaml": "resources: []\n",
+        "charts/web/Chart.yaml": "name: web\n",
+      },
+      {
+        "linked-base": "bases/web",
+        "only-link/kustomization.yaml": "../real/kustomization.yaml",
+        "charts/linked": "web",
+      },
+    );
+    const k = await port.fetchSource!(src(repo.url, "HEAD", "overlays/dev"), sha, undefined);
+    expect(k.kind).toBe("kustomize");
+    const files = k.kind === "manifests" ? [] : k.files;
+    const text = (p: string) => new TextDecoder().decode(files.find((f) => f.path === p)?.data);
+    expect(files.map((f) => f.path)).toEqual([
+      "bases/web/deploy.yaml",
+      "bases/web/kustomization.yaml",
+      "charts/linked/Chart.yaml",
+      "charts/web/Chart.yaml",
+      "linked-base/deploy.yaml",
+      "linked-base/kustomization.yaml",
+      "only-link/kustomization.yaml",
+      "overlays/dev/kustomization.yaml",
+      "real/kustomization.yaml",
+    ]);
+    expect(text("linked-base/deploy.yaml")).toBe("kind: Deployment\n");
+    const linked = await port.fetchSource!(src(repo.url, "HEAD", "only-link"), sha, undefined);
+    expect(linked.kind).toBe("kustomize");
+    const chart = await port.fetchSource!(src(repo.url, "HEAD", "charts/linked"), sha, undefined);
+    expect(chart).toMatchObject({ kind: "helm", path: "charts/linked" });
   });
 
   it("refuses Kustomize and Helm directories, also nested ones", async () => {

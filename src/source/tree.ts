@@ -2,6 +2,7 @@
 import git from "isomorphic-git";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
+import { type CommitTree, type Resolved, resolvePath, rootTree, walkFiles } from "./links.ts";
 
 /** Files that mean the directory is a Kustomize base or a Helm chart. */
 export const REFUSED_FILES: ReadonlySet<string> = new Set([
@@ -12,8 +13,6 @@ export const REFUSED_FILES: ReadonlySet<string> = new Set([
 ]);
 
 const MANIFEST = /\.(ya?ml|json)$/;
-const MODE_TREE = "040000";
-const MODE_FILE = new Set(["100644", "100755"]);
 
 /**
  * An App path as a "/"-joined list of segments without ".", empty ones or leading/trailing "/":
@@ -54,44 +53,41 @@ export interface CollectOptions {
  * Every regular file ending .yaml, .yml or .json under `path` at `commit`, recursively, with
  * paths relative to `path`, sorted by path in byte order, decoded as UTF-8 (BOM dropped).
  * Hidden entries (a name starting with ".") are skipped, as Argo CD's directory source does.
- * Symlinks and submodules are skipped, never followed. Errors (SourceError, not transient):
- * path missing or not a directory; a kustomization.yaml/.yml, Kustomization or Chart.yaml
+ * Symlinks are followed as a checkout follows them (links.ts: a link to a file is that file
+ * under the link's name, a link to a directory its contents); submodules are left out. Errors
+ * (SourceError, not transient): path missing or not a directory; a link that leaves the
+ * repository, dangles or loops (named); a kustomization.yaml/.yml, Kustomization or Chart.yaml
  * anywhere under the path (GitPort.fetchSource renders one at the path itself); more than
  * `maxFiles` files or `maxBytes` bytes; invalid UTF-8.
  */
 export async function collectManifests(o: CollectOptions): Promise<SourceFile[]> {
   const { fs, gitdir, cache, commit } = o;
-  const tree = await pathTree(o);
+  const { tree, dir } = await pathTree(o);
 
   const blobs: { path: string; oid: string }[] = [];
-  const walk = async (oid: string, dir: string): Promise<void> => {
-    const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid });
-    for (const entry of entries) {
-      const rel = dir === "" ? entry.path : `${dir}/${entry.path}`;
-      // Hidden files and folders (.github/workflows/*.yml, .gitlab-ci.yml) are never
-      // manifests; Argo CD's directory source skips them the same way.
-      if (entry.path.startsWith(".")) continue;
-      if (entry.mode === MODE_TREE) await walk(entry.oid, rel);
-      else if (!MODE_FILE.has(entry.mode))
-        continue; // 120000 symlink, 160000 submodule
-      else if (REFUSED_FILES.has(entry.path)) {
+  await walkFiles(tree, dir, {
+    // Hidden files and folders (.github/workflows/*.yml, .gitlab-ci.yml) are never
+    // manifests; Argo CD's directory source skips them the same way.
+    skip: (name) => name.startsWith("."),
+    visit: ({ path, oid }) => {
+      const name = path.slice(path.lastIndexOf("/") + 1);
+      if (REFUSED_FILES.has(name)) {
         const where = o.path === "" ? "." : o.path;
         throw new SourceError(
-          `${rel} found in "${where}": a Kustomize overlay or Helm chart is rendered only when source.path is its own directory, not a folder above it`,
+          `${path} found in "${where}": a Kustomize overlay or Helm chart is rendered only when source.path is its own directory, not a folder above it`,
           false,
         );
-      } else if (MANIFEST.test(entry.path)) {
-        blobs.push({ path: rel, oid: entry.oid });
-        if (blobs.length > o.maxFiles) {
-          throw new SourceError(
-            `more than ${o.maxFiles} manifest files under "${o.path}" at ${commit}`,
-            false,
-          );
-        }
       }
-    }
-  };
-  await walk(tree, "");
+      if (!MANIFEST.test(name)) return;
+      blobs.push({ path, oid });
+      if (blobs.length > o.maxFiles) {
+        throw new SourceError(
+          `more than ${o.maxFiles} manifest files under "${o.path}" at ${commit}`,
+          false,
+        );
+      }
+    },
+  });
   // Refusal is checked over the whole tree before any blob is read: never a partial render.
   blobs.sort((a, b) => comparePaths(a.path, b.path));
 
@@ -117,23 +113,16 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
 }
 
 /**
- * The oid of the tree at `o.path` in `o.commit`, walked one directory at a time.
- * @throws SourceError (not transient) when the path is missing or not a directory
+ * The commit's trees and the directory at `o.path`, links on the way followed (links.ts).
+ * @throws SourceError (not transient) when the path is missing or not a directory, or a link
+ *   on the way leaves the repository or loops
  */
-export async function pathTree(o: CollectOptions): Promise<string> {
-  const { fs, gitdir, cache, commit } = o;
-  const { commit: parsed } = await git.readCommit({ fs, gitdir, cache, oid: commit });
-  let tree = parsed.tree;
-  const prefix = normalizePath(o.path);
-  for (const segment of prefix === "" ? [] : prefix.split("/")) {
-    const { tree: entries } = await git.readTree({ fs, gitdir, cache, oid: tree });
-    const entry = entries.find((e) => e.path === segment);
-    if (entry === undefined)
-      throw new SourceError(`path "${o.path}" not found at ${commit}`, false);
-    if (entry.mode !== MODE_TREE) {
-      throw new SourceError(`path "${o.path}" is not a directory at ${commit}`, false);
-    }
-    tree = entry.oid;
+export async function pathTree(o: CollectOptions): Promise<{ tree: CommitTree; dir: Resolved }> {
+  const tree = await rootTree(o);
+  const dir = await resolvePath(tree, normalizePath(o.path), o.path);
+  if (dir === undefined) throw new SourceError(`path "${o.path}" not found at ${o.commit}`, false);
+  if (dir.type !== "tree") {
+    throw new SourceError(`path "${o.path}" is not a directory at ${o.commit}`, false);
   }
-  return tree;
+  return { tree, dir };
 }
