@@ -440,6 +440,43 @@ export const Notifications = z
   )
   .describe("Where to announce transitions (never every run): one entry per target.");
 
+/** How many ignoreDifferences entries an App may have. */
+export const MAX_IGNORE_DIFFERENCES = 100;
+
+/** An RFC 6901 JSON Pointer: "/spec/replicas", "/metadata/annotations/a~1b" ("~1" is "/"). */
+export const JSON_POINTER = /^(\/([^~]|~[01])*)+$/;
+
+export const IgnoreDifference = z
+  .object({
+    group: z
+      .string()
+      .max(253)
+      .optional()
+      .describe('API group, a glob ("apps", "*.example.com"); absent or "" for the core group.'),
+    kind: z.string().min(1).max(63).describe('Kind, a glob ("Deployment", "*").'),
+    name: z.string().max(253).optional().describe("Only the object of this name."),
+    namespace: z.string().max(63).optional().describe("Only objects in this namespace."),
+    jsonPointers: z
+      .array(
+        z.string().max(1024).regex(JSON_POINTER, "must be a JSON Pointer such as /spec/replicas"),
+      )
+      .max(50)
+      .optional()
+      .describe(
+        "Fields to ignore, as RFC 6901 JSON Pointers (/spec/replicas, /spec/template/spec/containers/0/image).",
+      ),
+    managedFieldsManagers: z
+      .array(z.string().min(1).max(128))
+      .max(20)
+      .optional()
+      .describe(
+        "Ignore every field these field managers own on the live object (metadata.managedFields), e.g. kube-controller-manager or an operator.",
+      ),
+  })
+  .describe(
+    "Fields of matching objects that are never drift and never corrected (Argo CD's ignoreDifferences): not compared, not healed, and once the object exists, applied with their live value.",
+  );
+
 export const AppSpec = z
   .object({
     source: Source,
@@ -476,6 +513,13 @@ export const AppSpec = z
       .optional()
       .describe(
         "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
+    ignoreDifferences: z
+      .array(IgnoreDifference)
+      .max(MAX_IGNORE_DIFFERENCES)
+      .optional()
+      .describe(
+        "Fields plumb leaves as they are live: never reported as drift, never corrected by selfHeal, never in the approval preview, and applied with their live value once the object exists (Argo CD's ignoreDifferences with RespectIgnoreDifferences).",
       ),
   })
   .describe("Desired state of an App.");
@@ -757,6 +801,7 @@ export type ChartSource = z.output<typeof ChartSource>;
 export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
 export type SyncWindow = z.output<typeof SyncWindow>;
+export type IgnoreDifference = z.output<typeof IgnoreDifference>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

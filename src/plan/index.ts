@@ -16,6 +16,7 @@ export * from "./events.ts";
 export * from "./finished.ts";
 export * from "./gates.ts";
 export * from "./hosts.ts";
+export * from "./ignore.ts";
 export * from "./inventory.ts";
 export * from "./leftovers.ts";
 export * from "./managed-fields.ts";
