@@ -440,6 +440,40 @@ export const Notifications = z
   )
   .describe("Where to announce transitions (never every run): one entry per target.");
 
+/** How many healthChecks entries an App may have. */
+export const MAX_HEALTH_CHECKS = 50;
+
+const celExpression = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe(
+      `CEL expression over the live object (self, or its fields: status, metadata, spec); ${what}.`,
+    );
+
+export const HealthCheck = z
+  .object({
+    apiVersion: z
+      .string()
+      .min(1)
+      .max(253)
+      .describe(
+        'apiVersion of the kind, e.g. "example.com/v1" (any version of its group matches).',
+      ),
+    kind: z.string().min(1).max(63).describe("Kind the expressions judge."),
+    current: celExpression("true: Healthy (when given, nothing true means Progressing)"),
+    inProgress: celExpression("true: Progressing"),
+    failed: celExpression("true: Degraded"),
+  })
+  .refine((c) => c.current ?? c.inProgress ?? c.failed, {
+    message: "needs at least one of current, inProgress and failed",
+  })
+  .describe(
+    "Health of a kind by CEL expressions (Flux's healthCheckExprs): evaluated in Flux's order, inProgress, failed, then current; the first that holds decides. When none holds: Progressing if current is given, else the built-in rule.",
+  );
+
 /** How many ignoreDifferences entries an App may have. */
 export const MAX_IGNORE_DIFFERENCES = 100;
 
@@ -513,6 +547,13 @@ export const AppSpec = z
       .optional()
       .describe(
         "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
+    healthChecks: z
+      .array(HealthCheck)
+      .max(MAX_HEALTH_CHECKS)
+      .optional()
+      .describe(
+        "Health of custom resources by CEL expressions, one entry per kind (Flux's healthCheckExprs); an expression that does not parse is InvalidSpec.",
       ),
     ignoreDifferences: z
       .array(IgnoreDifference)
@@ -802,6 +843,7 @@ export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
 export type SyncWindow = z.output<typeof SyncWindow>;
 export type IgnoreDifference = z.output<typeof IgnoreDifference>;
+export type HealthCheck = z.output<typeof HealthCheck>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

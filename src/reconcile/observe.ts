@@ -118,7 +118,7 @@ export async function observe(
   const health = await explainProgressing(
     ctx,
     assessed,
-    assessSet(assessed, live, ctx.now, finishedHealth(finished)),
+    assessSet(assessed, live, ctx.now, finishedHealth(finished), ctx.healthChecks),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.

@@ -14,6 +14,7 @@ import {
   type Result,
   refOf,
 } from "../core/index.ts";
+import { compileHealthChecks, type HealthChecks } from "../health/index.ts";
 import {
   afterTargetFailed,
   type Failure,
@@ -136,8 +137,10 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
     const { app } = ctx;
 
     // 2. Validate the spec. Invalid: Stalled until the generation changes.
-    const spec = validateApp(ctx);
-    if (!spec.ok) return { ctx, interval, plan: planStop(app, spec.error) };
+    const checked = validateApp(ctx);
+    if (!checked.ok) return { ctx, interval, plan: planStop(app, checked.error) };
+    const spec = { value: checked.value.spec };
+    ctx = { ...ctx, healthChecks: checked.value.healthChecks };
     interval = spec.value.interval;
 
     // 3. Connect to the destination (another cluster: its kubeconfig Secret).
@@ -184,12 +187,16 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
 }
 
 /**
- * Step 2: the spec, validated and defaulted, with a destination the App may use; else
- * InvalidSpec (Stalled).
+ * Step 2: the spec, validated and defaulted, with a destination the App may use and its
+ * health checks' CEL expressions compiled (once per run); else InvalidSpec (Stalled).
  */
-function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
+function validateApp(
+  ctx: RunContext,
+): Result<{ spec: AppSpec; healthChecks: HealthChecks }, Failure> {
   const validated = validateSpec(ctx.app.spec);
   const issues: Issue[] = validated.ok ? [] : [...validated.error];
+  const compiled = compileHealthChecks(validated.ok ? validated.value.healthChecks : []);
+  if (!compiled.ok) issues.push(...compiled.error);
   if (ctx.app.metadata.name.length > MAX_NAME) {
     issues.push({
       code: "InvalidSpec",
@@ -206,7 +213,9 @@ function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
     });
     if (refused) issues.push(refused);
   }
-  if (validated.ok && issues.length === 0) return ok(validated.value);
+  if (validated.ok && compiled.ok && issues.length === 0) {
+    return ok({ spec: validated.value, healthChecks: compiled.value });
+  }
   return err({ reason: FailureReason.InvalidSpec, message: formatIssues(issues), stalled: true });
 }
 
