@@ -78,3 +78,109 @@ describe("ignoreDifferences", () => {
     expect((await getApp("ignore", "app")).status?.syncStatus).toBe("Synced");
   });
 });
+
+const WIDGET_CRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.peers.example.com
+spec:
+  group: peers.example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          x-kubernetes-preserve-unknown-fields: true
+`;
+
+const WIDGET = `apiVersion: peers.example.com/v1
+kind: Widget
+metadata:
+  name: w
+spec:
+  size: 1
+`;
+
+describe("healthChecks", () => {
+  it("judges a custom resource by its CEL expressions: Healthy only when current holds, Degraded on failed", async () => {
+    const repo = await git.createRepo("celhealth", {
+      "crd.yaml": WIDGET_CRD,
+      "widget.yaml": WIDGET,
+    });
+    await createNamespace("celhealth");
+    await createApp("celhealth", "app", {
+      source: { git: { url: repo.url } },
+      healthChecks: [
+        {
+          apiVersion: "peers.example.com/v1",
+          kind: "Widget",
+          current: "has(self.status) && self.status.phase == 'Ready'",
+          failed: "has(self.status) && self.status.phase == 'Failed'",
+        },
+      ],
+    });
+    await run("celhealth");
+    const widgetLine = async () => {
+      const status = (await getApp("celhealth", "app")).status;
+      const line = status?.resources?.find((r) => r.kind === "Widget");
+      return { app: status?.healthStatus, health: line?.health, message: line?.message };
+    };
+    expect(await widgetLine()).toEqual({
+      app: "Progressing",
+      health: "Progressing",
+      message: "waiting for healthChecks[0].current",
+    });
+
+    // The Widget's controller (here: the test) reports through the status subresource.
+    const setPhase = (phase: string) =>
+      api(
+        "PATCH",
+        "/apis/peers.example.com/v1/namespaces/celhealth/widgets/w/status",
+        { status: { phase } },
+        "application/merge-patch+json",
+      );
+    await setPhase("Ready");
+    await run("celhealth", "app", minutes(1));
+    expect(await widgetLine()).toEqual({
+      app: "Healthy",
+      health: "Healthy",
+      message: undefined,
+    });
+
+    await setPhase("Failed");
+    await run("celhealth", "app", minutes(2));
+    expect(await widgetLine()).toEqual({
+      app: "Degraded",
+      health: "Degraded",
+      message: "healthChecks[0].failed holds: has(self.status) && self.status.phase == 'Failed'",
+    });
+  });
+
+  it("refuses an expression that does not parse: InvalidSpec naming it and where", async () => {
+    await createNamespace("celbad");
+    const repo = await git.createRepo("celbad", guestbook());
+    await createApp("celbad", "app", {
+      source: { git: { url: repo.url } },
+      healthChecks: [
+        { apiVersion: "peers.example.com/v1", kind: "Widget", current: "self.status.(" },
+      ],
+    });
+    await run("celbad");
+    const ready = (await getApp("celbad", "app")).status?.conditions?.find(
+      (c) => c.type === "Ready",
+    );
+    expect(ready).toMatchObject({
+      status: "False",
+      reason: "InvalidSpec",
+      message: `spec.healthChecks[0].current: "self.status.(": Expected IDENTIFIER, got LPAREN at position 12`,
+    });
+    expect(
+      await getObject("/apis/apps/v1/namespaces/celbad/deployments/guestbook-ui"),
+    ).toBeUndefined();
+  });
+});
