@@ -440,6 +440,30 @@ export const Notifications = z
   )
   .describe("Where to announce transitions (never every run): one entry per target.");
 
+/** How many Apps an App may depend on. */
+export const MAX_DEPENDS_ON = 50;
+
+export const Dependency = z
+  .object({
+    name: z.string().min(1).max(63).regex(DNS_LABEL).describe("Name of the App depended on."),
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(DNS_LABEL)
+      .optional()
+      .describe("Its namespace; defaults to this App's."),
+    readyExpr: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe(
+        "CEL expression that must hold as well as Ready, over dep (the App depended on) and self (this App), as Flux's readyExpr.",
+      ),
+  })
+  .describe("An App that must be Ready before this one is applied (Flux's dependsOn).");
+
 /** How many healthChecks entries an App may have. */
 export const MAX_HEALTH_CHECKS = 50;
 
@@ -547,6 +571,13 @@ export const AppSpec = z
       .optional()
       .describe(
         "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
+    dependsOn: z
+      .array(Dependency)
+      .max(MAX_DEPENDS_ON)
+      .optional()
+      .describe(
+        "Apps that must be Ready (their Ready condition True for their current generation, and readyExpr when given) before this one is applied; until then Ready=False with reason DependencyNotReady. A chain that leads back to this App is InvalidSpec.",
       ),
     healthChecks: z
       .array(HealthCheck)
@@ -844,6 +875,7 @@ export type HelmOptions = z.output<typeof HelmOptions>;
 export type SyncWindow = z.output<typeof SyncWindow>;
 export type IgnoreDifference = z.output<typeof IgnoreDifference>;
 export type HealthCheck = z.output<typeof HealthCheck>;
+export type Dependency = z.output<typeof Dependency>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

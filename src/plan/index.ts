@@ -9,6 +9,7 @@ export * from "./changed.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./correction.ts";
+export * from "./depends.ts";
 export * from "./destinations.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";

@@ -28,6 +28,7 @@ import {
 } from "../plan/index.ts";
 import { destinationIssue } from "../render/index.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
+import { checkDependencies } from "./depends.ts";
 import { connectDestination, countingRemotes } from "./destination.ts";
 import { isRestart } from "./lease.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
@@ -142,6 +143,11 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
     const spec = { value: checked.value.spec };
     ctx = { ...ctx, healthChecks: checked.value.healthChecks };
     interval = spec.value.interval;
+
+    // 2b. Dependencies: each App of spec.dependsOn Ready (and its readyExpr), and no chain
+    //     back to this App. Not yet: DependencyNotReady, nothing applied.
+    const waiting = await checkDependencies(ctx);
+    if (waiting) return { ctx, interval, plan: planStop(app, waiting) };
 
     // 3. Connect to the destination (another cluster: its kubeconfig Secret).
     const destination = await connectDestination(ctx, spec.value);

@@ -149,7 +149,7 @@ describe("healthChecks", () => {
     expect(await widgetLine()).toEqual({
       app: "Healthy",
       health: "Healthy",
-      message: undefined,
+      message: "healthChecks[0].current holds: has(self.status) && self.status.phase == 'Ready'",
     });
 
     await setPhase("Failed");
