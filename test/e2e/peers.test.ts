@@ -2,14 +2,24 @@
 // checks (Flux's healthCheckExprs) and dependsOn.
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileApp } from "../../src/reconcile/index.ts";
+import { createRunner } from "../../functions/node-runs.ts";
+import { type RunResult, reconcileApp } from "../../src/reconcile/index.ts";
 import {
   fixtureFiles,
   type GitServer,
   REAL_FIXTURES,
   startGitServer,
 } from "../support/git-server.ts";
-import { api, createApp, createNamespace, getApp, getObject, realPorts } from "./support.ts";
+import {
+  api,
+  createApp,
+  createNamespace,
+  getApp,
+  getObject,
+  patchAppSpec,
+  realPorts,
+  waitFor,
+} from "./support.ts";
 
 let git: GitServer;
 beforeAll(async () => {
@@ -182,5 +192,82 @@ describe("healthChecks", () => {
     expect(
       await getObject("/apis/apps/v1/namespaces/celbad/deployments/guestbook-ui"),
     ).toBeUndefined();
+  });
+});
+
+const configMap = (name: string) => ({
+  [`${name}.yaml`]: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  k: v\n`,
+});
+const readyOf = async (ns: string, name: string) =>
+  (await getApp(ns, name)).status?.conditions?.find((c) => c.type === "Ready");
+
+describe("dependsOn", () => {
+  it("holds B until A is Ready, saying why, and runs B when A's run makes it Ready", async () => {
+    await createNamespace("depends");
+    const repoA = await git.createRepo("depends-a", configMap("a"));
+    const repoB = await git.createRepo("depends-b", configMap("b"));
+    await createApp("depends", "b", {
+      source: { git: { url: repoB.url } },
+      dependsOn: [{ name: "a" }],
+    });
+    await run("depends", "b");
+    expect(await readyOf("depends", "b")).toMatchObject({
+      status: "False",
+      reason: "DependencyNotReady",
+      message: "dependency 'depends/a' not found",
+    });
+    await createApp("depends", "a", { source: { git: { url: repoA.url } } });
+    await run("depends", "b", minutes(1));
+    expect(await readyOf("depends", "b")).toMatchObject({
+      reason: "DependencyNotReady",
+      message: "dependency 'depends/a' is not ready",
+    });
+    expect(await getObject("/api/v1/namespaces/depends/configmaps/b")).toBeUndefined();
+
+    // plumb serve's runner: A's run makes it Ready and runs B straight away.
+    const lines: RunResult[] = [];
+    const runner = createRunner(
+      () => realPorts(),
+      (r) => lines.push(r),
+      () => {},
+    );
+    await runner.reconcile({ namespace: "depends", name: "a" });
+    expect(lines[0]).toMatchObject({ app: "depends/a", dependants: ["depends/b"] });
+    await waitFor("B Ready", async () => (await readyOf("depends", "b"))?.status === "True");
+    expect(await getObject("/api/v1/namespaces/depends/configmaps/b")).toBeDefined();
+    runner.stop();
+
+    // A readyExpr must hold as well (dep: the App depended on).
+    await patchAppSpec("depends", "b", {
+      dependsOn: [{ name: "a", readyExpr: "dep.spec.interval == '1h'" }],
+    });
+    await run("depends", "b", minutes(2));
+    expect(await readyOf("depends", "b")).toMatchObject({
+      reason: "DependencyNotReady",
+      message: "dependency 'depends/a' is not ready according to readyExpr",
+    });
+  });
+
+  it("refuses a dependency chain that returns to the App, naming the cycle", async () => {
+    await createNamespace("cycle");
+    const repo = await git.createRepo("cycle", configMap("c"));
+    await createApp("cycle", "c", {
+      source: { git: { url: repo.url } },
+      dependsOn: [{ name: "d" }],
+    });
+    await createApp("cycle", "d", {
+      source: { git: { url: repo.url } },
+      dependsOn: [{ name: "e" }],
+    });
+    await createApp("cycle", "e", {
+      source: { git: { url: repo.url } },
+      dependsOn: [{ name: "c" }],
+    });
+    await run("cycle", "c");
+    expect(await readyOf("cycle", "c")).toMatchObject({
+      status: "False",
+      reason: "InvalidSpec",
+      message: "spec.dependsOn: a dependency cycle: cycle/c → cycle/d → cycle/e → cycle/c",
+    });
   });
 });
