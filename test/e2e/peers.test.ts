@@ -33,7 +33,9 @@ const guestbook = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"));
 const minutes = (m: number) => new Date(Date.now() + m * 60_000);
 /** A run of App ns/name; `compare`: a scheduled run whose slot came (drift compared). */
 const run = (ns: string, name = "app", at = new Date(), compare = false) =>
-  reconcileApp({ namespace: ns, name }, realPorts(), at, { compare });
+  reconcileApp({ namespace: ns, name }, realPorts(CLUSTER_KINDS), at, { compare });
+/** The cluster setting that lets Apps apply CRDs (PLUMB_ALLOWED_CLUSTER_KINDS). */
+const CLUSTER_KINDS = { allowedClusterKinds: ["CustomResourceDefinition"] };
 
 describe("ignoreDifferences", () => {
   it("leaves an ignored field as changed by hand, reports no drift for it, and corrects the rest", async () => {
