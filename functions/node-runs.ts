@@ -15,6 +15,12 @@ import {
 
 type Key = { namespace: string; name: string };
 
+/** "namespace/name" → its Key. */
+function keyOf(id: string): Key {
+  const slash = id.indexOf("/");
+  return { namespace: id.slice(0, slash), name: id.slice(slash + 1) };
+}
+
 export interface Runner {
   /**
    * Reconciles `key` now, or once more after the run in progress for it (with the options of
@@ -86,6 +92,9 @@ export function createRunner(
           (r) => {
             print(r);
             followUp(key, r);
+            // The App became Ready: the Apps that wait for it run now, not at their slot.
+            for (const id of r.dependants ?? [])
+              void runner.reconcile(keyOf(id), { compare: true });
           },
           1,
         );

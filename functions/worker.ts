@@ -210,7 +210,8 @@ async function enqueue(
 /**
  * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
  * Progressing) queues a message delayed by that many seconds, so health is looked at again
- * without waiting for the cron to find the App due.
+ * without waiting for the cron to find the App due. A run that made the App Ready queues the
+ * Apps that depend on it (spec.dependsOn), each owing a full comparison.
  * @param options what the trigger knows (a full comparison owed, the resolved revision)
  * @param ports shared by the runs of one queue invocation (one fetch per revision)
  */
@@ -229,6 +230,16 @@ async function reconcileLogged(
       { body, delaySeconds: Math.min(delay, MAX_DELAY_SECONDS) },
     ]).catch((err) =>
       logLine({ msg: "follow-up not queued", app: result.app, error: String(err) }),
+    );
+  }
+  const dependants = (result.dependants ?? []).map((id) => {
+    const slash = id.indexOf("/");
+    return { namespace: id.slice(0, slash), name: id.slice(slash + 1), compare: true };
+  });
+  if (dependants.length > 0 && env.RECONCILE_QUEUE) {
+    // The App became Ready: the Apps that wait for it run now, not at their slot.
+    await enqueue(env, dependants, new Map(), "dependency ready").catch((err) =>
+      logLine({ msg: "dependants not queued", app: result.app, error: String(err) }),
     );
   }
   return result;

@@ -525,6 +525,101 @@ export const Notifications = z
   )
   .describe("Where to announce transitions (never every run): one entry per target.");
 
+/** How many Apps an App may depend on. */
+export const MAX_DEPENDS_ON = 50;
+
+export const Dependency = z
+  .object({
+    name: z.string().min(1).max(63).regex(DNS_LABEL).describe("Name of the App depended on."),
+    namespace: z
+      .string()
+      .min(1)
+      .max(63)
+      .regex(DNS_LABEL)
+      .optional()
+      .describe("Its namespace; defaults to this App's."),
+    readyExpr: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe(
+        "CEL expression that must hold as well as Ready, over dep (the App depended on) and self (this App), as Flux's readyExpr.",
+      ),
+  })
+  .describe("An App that must be Ready before this one is applied (Flux's dependsOn).");
+
+/** How many healthChecks entries an App may have. */
+export const MAX_HEALTH_CHECKS = 50;
+
+const celExpression = (what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(1024)
+    .optional()
+    .describe(
+      `CEL expression over the live object (self, or its fields: status, metadata, spec); ${what}.`,
+    );
+
+export const HealthCheck = z
+  .object({
+    apiVersion: z
+      .string()
+      .min(1)
+      .max(253)
+      .describe(
+        'apiVersion of the kind, e.g. "example.com/v1" (any version of its group matches).',
+      ),
+    kind: z.string().min(1).max(63).describe("Kind the expressions judge."),
+    current: celExpression("true: Healthy (when given, nothing true means Progressing)"),
+    inProgress: celExpression("true: Progressing"),
+    failed: celExpression("true: Degraded"),
+  })
+  .refine((c) => c.current ?? c.inProgress ?? c.failed, {
+    message: "needs at least one of current, inProgress and failed",
+  })
+  .describe(
+    "Health of a kind by CEL expressions (Flux's healthCheckExprs): evaluated in Flux's order, inProgress, failed, then current; the first that holds decides. When none holds: Progressing if current is given, else the built-in rule.",
+  );
+
+/** How many ignoreDifferences entries an App may have. */
+export const MAX_IGNORE_DIFFERENCES = 100;
+
+/** An RFC 6901 JSON Pointer: "/spec/replicas", "/metadata/annotations/a~1b" ("~1" is "/"). */
+export const JSON_POINTER = /^(\/([^~]|~[01])*)+$/;
+
+export const IgnoreDifference = z
+  .object({
+    group: z
+      .string()
+      .max(253)
+      .optional()
+      .describe('API group, a glob ("apps", "*.example.com"); absent or "" for the core group.'),
+    kind: z.string().min(1).max(63).describe('Kind, a glob ("Deployment", "*").'),
+    name: z.string().max(253).optional().describe("Only the object of this name."),
+    namespace: z.string().max(63).optional().describe("Only objects in this namespace."),
+    jsonPointers: z
+      .array(
+        z.string().max(1024).regex(JSON_POINTER, "must be a JSON Pointer such as /spec/replicas"),
+      )
+      .max(50)
+      .optional()
+      .describe(
+        "Fields to ignore, as RFC 6901 JSON Pointers (/spec/replicas, /spec/template/spec/containers/0/image).",
+      ),
+    managedFieldsManagers: z
+      .array(z.string().min(1).max(128))
+      .max(20)
+      .optional()
+      .describe(
+        "Ignore every field these field managers own on the live object (metadata.managedFields), e.g. kube-controller-manager or an operator.",
+      ),
+  })
+  .describe(
+    "Fields of matching objects that are never drift and never corrected (Argo CD's ignoreDifferences): not compared, not healed, and once the object exists, applied with their live value.",
+  );
+
 export const AppSpec = z
   .object({
     source: Source,
@@ -561,6 +656,27 @@ export const AppSpec = z
       .optional()
       .describe(
         "When automated sync may run: a matching deny window wins; when any allow window exists, automated sync runs only inside one. Health is observed at all times.",
+      ),
+    dependsOn: z
+      .array(Dependency)
+      .max(MAX_DEPENDS_ON)
+      .optional()
+      .describe(
+        "Apps that must be Ready (their Ready condition True for their current generation, and readyExpr when given) before this one is applied; until then Ready=False with reason DependencyNotReady. A chain that leads back to this App is InvalidSpec.",
+      ),
+    healthChecks: z
+      .array(HealthCheck)
+      .max(MAX_HEALTH_CHECKS)
+      .optional()
+      .describe(
+        "Health of custom resources by CEL expressions, one entry per kind (Flux's healthCheckExprs); an expression that does not parse is InvalidSpec.",
+      ),
+    ignoreDifferences: z
+      .array(IgnoreDifference)
+      .max(MAX_IGNORE_DIFFERENCES)
+      .optional()
+      .describe(
+        "Fields plumb leaves as they are live: never reported as drift, never corrected by selfHeal, never in the approval preview, and applied with their live value once the object exists (Argo CD's ignoreDifferences with RespectIgnoreDifferences).",
       ),
   })
   .describe("Desired state of an App.");
@@ -849,6 +965,9 @@ export type ChartSource = z.output<typeof ChartSource>;
 export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
 export type SyncWindow = z.output<typeof SyncWindow>;
+export type IgnoreDifference = z.output<typeof IgnoreDifference>;
+export type HealthCheck = z.output<typeof HealthCheck>;
+export type Dependency = z.output<typeof Dependency>;
 export type SyncStatus = (typeof SYNC_STATUSES)[number];
 export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];

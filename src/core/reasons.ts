@@ -31,6 +31,12 @@ export const FailureReason = {
    * there (what it wrote before stays tracked in the inventory).
    */
   ApiFailed: "ApiFailed",
+  /**
+   * An App named in spec.dependsOn is missing, not Ready, or its readyExpr does not hold:
+   * nothing is applied until it is (Flux's DependencyNotReady); its run that makes it Ready
+   * runs this App.
+   */
+  DependencyNotReady: "DependencyNotReady",
   /** The run stopped on an error plumb did not expect (a bug: the message says where). */
   InternalError: "InternalError",
 } as const;

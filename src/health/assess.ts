@@ -2,6 +2,7 @@
 import type { HealthStatus } from "../app/index.ts";
 import { type KubeObject, type ObjectRef, refKey } from "../core/index.ts";
 import { aggregateHealth, type HealthItem } from "./aggregate.ts";
+import { celHealth, type HealthChecks } from "./cel.ts";
 import { assessHealth } from "./rules.ts";
 import type { HealthResult } from "./util.ts";
 
@@ -18,16 +19,20 @@ export interface SetHealth {
  * @param live live objects by refKey
  * @param now the run's clock (health rules compare deadlines with it)
  * @param known health already decided by refKey, used as is (a finished Job its TTL removed)
+ * @param checks the App's compiled spec.healthChecks: for a live object of a kind they name
+ *   (and not being deleted), their verdict comes before the built-in rule (celHealth)
  */
 export function assessSet(
   refs: readonly ObjectRef[],
   live: ReadonlyMap<string, KubeObject>,
   now: Date,
   known?: ReadonlyMap<string, HealthResult>,
+  checks?: HealthChecks,
 ): SetHealth {
   const byKey = new Map<string, HealthResult>();
   for (const ref of refs) {
-    byKey.set(refKey(ref), known?.get(refKey(ref)) ?? assessHealth(live.get(refKey(ref)), now));
+    const key = refKey(ref);
+    byKey.set(key, known?.get(key) ?? assessWith(live.get(key), now, checks));
   }
   return aggregateSet(refs, byKey);
 }
@@ -48,4 +53,15 @@ export function aggregateSet(
   }));
   const agg = aggregateHealth(items);
   return { byKey: new Map(byKey), status: agg.status, reason: agg.reason };
+}
+
+/** One object's health: the App's health check for its kind when one applies, else the rule. */
+function assessWith(
+  obj: KubeObject | undefined,
+  now: Date,
+  checks: HealthChecks | undefined,
+): HealthResult {
+  if (obj === undefined || !checks || obj.metadata?.deletionTimestamp)
+    return assessHealth(obj, now);
+  return celHealth(checks, obj) ?? assessHealth(obj, now);
 }

@@ -47,6 +47,17 @@ describe("transitions", () => {
     ]);
   });
 
+  it("waiting for a dependency is not announced; the apply after it is", () => {
+    const waiting: AppStatus = {
+      conditions: ready("False", "DependencyNotReady", "dependency 'team/db' is not ready"),
+    };
+    expect(transitions({}, waiting, 0)).toEqual([]);
+    const applied: AppStatus = { revision: A, conditions: ready("True", "Synced") };
+    expect(transitions(waiting, applied, 0)).toEqual([
+      { event: "Synced", message: "applied revision aaaaaaa" },
+    ]);
+  });
+
   it("a failure that clears without a new apply is announced once (Synced, in sync again)", () => {
     const failing: AppStatus = {
       revision: A,

@@ -10,7 +10,12 @@ import {
   TARGET_NAMES,
   type TargetName,
 } from "../app/index.ts";
-import { isFailureReason, type NamespacedName, shortRevision } from "../core/index.ts";
+import {
+  FailureReason,
+  isFailureReason,
+  type NamespacedName,
+  shortRevision,
+} from "../core/index.ts";
 import { getCondition } from "./conditions.ts";
 
 export interface Transition {
@@ -215,7 +220,13 @@ function truncate(text: string, max: number): string {
 
 function isFailure(status: AppStatus): boolean {
   const ready = getCondition(status.conditions, "Ready");
-  return ready?.status === "False" && isFailureReason(ready.reason);
+  // Waiting for a dependency is not a failure to alert on: its run that makes it Ready
+  // runs this App, and the apply that follows is announced as Synced.
+  return (
+    ready?.status === "False" &&
+    isFailureReason(ready.reason) &&
+    ready.reason !== FailureReason.DependencyNotReady
+  );
 }
 
 function failedMessage(status: AppStatus): string {

@@ -19,6 +19,7 @@ import {
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import { planHooks, runHookGroup } from "./hooks.ts";
+import { keepIgnored } from "./ignore.ts";
 import { isRestart } from "./lease.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
@@ -85,7 +86,8 @@ export async function applyDesired(
   const toApply = mine.filter((o) => !ttlJobs.has(refKey(refOf(o))));
   const takeover = await prepareTakeover(ctx, toApply, adopt);
   const owned = new Set(ctx.inventory.map(refKey));
-  const forms = autoscaledApplyForms(takeover.apply, owned, objects);
+  const kept = await keepIgnored(ctx, takeover.apply);
+  const forms = autoscaledApplyForms(kept, owned, objects);
   const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)

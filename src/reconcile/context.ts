@@ -2,6 +2,7 @@
 // and the run's clock. A plain value; the steps return what they found.
 import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
+import type { HealthChecks } from "../health/index.ts";
 import {
   type DestinationRecord,
   type EffectivePolicy,
@@ -54,6 +55,8 @@ export interface RunContext {
    * until pruned there (destination.ts).
    */
   readonly departed: readonly InventoryEntry[];
+  /** spec.healthChecks compiled at step 2 (absent before, or for an invalid spec). */
+  readonly healthChecks?: HealthChecks;
   /** The App's Lease, while the run holds it (takeLease); writes ensure it first. */
   readonly lease?: LeaseHold;
   /**

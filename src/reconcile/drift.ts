@@ -4,6 +4,7 @@ import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
 import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
+import { keepIgnored } from "./ignore.ts";
 import type { Desired } from "./source.ts";
 import { adopting, prepareTakeover } from "./takeover.ts";
 
@@ -28,7 +29,8 @@ export async function correctDrift(
   // Through prepareTakeover: a deleted Secret with generated values is recreated with new ones,
   // and an adopting App keeps its workloads' live selectors. The caller holds the Lease.
   const takeover = await prepareTakeover(ctx, objects, adopting(ctx));
-  const outcome = await applyStaged(takeover.apply, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
+  const kept = await keepIgnored(ctx, takeover.apply);
+  const outcome = await applyStaged(kept, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   return {
     applied: new Set(outcome.applied.keys()),
     event: {

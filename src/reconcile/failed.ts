@@ -45,6 +45,8 @@ export async function failedOutcome(
       ctx.inventory,
       await listLive(ctx.inventory, ctx.ref, ctx.cluster),
       ctx.now,
+      undefined,
+      ctx.healthChecks,
     );
     out.health = { status: health.status, reason: health.reason };
     out.resources = out.resources.map((r) => {

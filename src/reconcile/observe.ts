@@ -18,12 +18,14 @@ import {
   dedupeRefs,
   FINISHED_MESSAGE,
   finishedJobs,
+  keepIgnoredLive,
   keepLiveSelector,
   markFinished,
 } from "../plan/index.ts";
 import { redactOf } from "./apply.ts";
 import { compareWithServer } from "./compare.ts";
 import type { RunContext } from "./context.ts";
+import { ignoreRules } from "./ignore.ts";
 import { explainProgressing } from "./pods.ts";
 import type { ClusterPort } from "./ports.ts";
 import type { Desired } from "./source.ts";
@@ -120,16 +122,17 @@ export async function observe(
   const health = await explainProgressing(
     ctx,
     assessed,
-    assessSet(assessed, live, ctx.now, finishedHealth(finished)),
+    assessSet(assessed, live, ctx.now, finishedHealth(finished), ctx.healthChecks),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.
-  const wanted = adopting(ctx)
-    ? desired?.objects.map((o) => {
-        const have = live.get(refKey(refOf(o)));
-        return have ? keepLiveSelector(o, have) : o;
-      })
-    : desired?.objects;
+  // Ignored fields (spec.ignoreDifferences) take their live values: never a difference.
+  const rules = ignoreRules(ctx);
+  const wanted = desired?.objects.map((o) => {
+    const have = live.get(refKey(refOf(o)));
+    if (!have) return o;
+    return keepIgnoredLive(adopting(ctx) ? keepLiveSelector(o, have) : o, have, rules);
+  });
   const applied = desired
     ? appliedForms(ctx.inventory, desired.hashes, ctx.prev.objectHash, desired.objectHash)
     : new Set<string>();

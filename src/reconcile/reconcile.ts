@@ -14,6 +14,7 @@ import {
   type Result,
   refOf,
 } from "../core/index.ts";
+import { compileHealthChecks, type HealthChecks } from "../health/index.ts";
 import {
   afterTargetFailed,
   clusterIssue,
@@ -29,6 +30,7 @@ import {
 } from "../plan/index.ts";
 import { destinationIssue } from "../render/index.ts";
 import { type RunContext, type RunOptions, runContext, withPolicy } from "./context.ts";
+import { checkDependencies } from "./depends.ts";
 import { connectDestination, countingRemotes } from "./destination.ts";
 import { isRestart } from "./lease.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
@@ -141,9 +143,16 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
 
     // 2. Validate the spec and what the policy allows. Invalid: Stalled until the generation
     //    changes.
-    const spec = validateApp(ctx);
-    if (!spec.ok) return { ctx, interval, plan: planStop(app, spec.error) };
+    const checked = validateApp(ctx);
+    if (!checked.ok) return { ctx, interval, plan: planStop(app, checked.error) };
+    const spec = { value: checked.value.spec };
+    ctx = { ...ctx, healthChecks: checked.value.healthChecks };
     interval = spec.value.interval;
+
+    // 2b. Dependencies: each App of spec.dependsOn Ready (and its readyExpr), and no chain
+    //     back to this App. Not yet: DependencyNotReady, nothing applied.
+    const waiting = await checkDependencies(ctx);
+    if (waiting) return { ctx, interval, plan: planStop(app, waiting) };
 
     // 3. Connect to the destination (another cluster: its kubeconfig Secret).
     const destination = await connectDestination(ctx, spec.value);
@@ -189,12 +198,16 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
 }
 
 /**
- * Step 2: the spec, validated and defaulted, with a destination the App may use; else
- * InvalidSpec (Stalled).
+ * Step 2: the spec, validated and defaulted, with a destination the App may use and its
+ * health checks' CEL expressions compiled (once per run); else InvalidSpec (Stalled).
  */
-export function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
+export function validateApp(
+  ctx: RunContext,
+): Result<{ spec: AppSpec; healthChecks: HealthChecks }, Failure> {
   const validated = validateSpec(ctx.app.spec);
   const issues: Issue[] = validated.ok ? [] : [...validated.error];
+  const compiled = compileHealthChecks(validated.ok ? validated.value.healthChecks : []);
+  if (!compiled.ok) issues.push(...compiled.error);
   if (ctx.app.metadata.name.length > MAX_NAME) {
     issues.push({
       code: "InvalidSpec",
@@ -218,7 +231,9 @@ export function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
     const sourceRefused = sourceRepoIssue(validated.value, ctx.policy);
     if (sourceRefused) issues.push(sourceRefused);
   }
-  if (validated.ok && issues.length === 0) return ok(validated.value);
+  if (validated.ok && compiled.ok && issues.length === 0) {
+    return ok({ spec: validated.value, healthChecks: compiled.value });
+  }
   return err({ reason: FailureReason.InvalidSpec, message: formatIssues(issues), stalled: true });
 }
 

@@ -2,7 +2,7 @@
 // found, writes it (only when it changed, conditional on the resourceVersion the run holds) and
 // emits the run's Events; the transitions it finds are announced after it (steps.ts).
 import type { App, AppStatus, HealthStatus, SyncStatus } from "../app/index.ts";
-import { canonicalJson, KubeApiError, transientStatus } from "../core/index.ts";
+import { canonicalJson, KubeApiError, nameOf, transientStatus } from "../core/index.ts";
 import {
   clusterRecords,
   composeStatus,
@@ -16,6 +16,7 @@ import {
   withOpenAlert,
 } from "../plan/index.ts";
 import type { RunContext } from "./context.ts";
+import { readyDependants } from "./depends.ts";
 import type { RequestCounts } from "./ports.ts";
 import { redactStatus } from "./redaction.ts";
 
@@ -38,6 +39,12 @@ export interface RunResult {
    * delayed message.
    */
   followUpSeconds?: number;
+  /**
+   * "namespace/name" of the Apps whose spec.dependsOn names this one, when this run made it
+   * Ready: run them now, without waiting for their slot (`plumb serve` runs them; the Worker
+   * queues them).
+   */
+  dependants?: string[];
   requests: RequestCounts;
 }
 
@@ -140,6 +147,13 @@ export async function recordRun(
   if (record.failure) line.error = redact(`${record.failure.reason}: ${record.failure.message}`);
   const followUp = followUpSeconds(status);
   if (followUp !== undefined) line.followUpSeconds = followUp;
+  if (changed) {
+    const dependants = await readyDependants(ctx, ctx.prev, status).catch((e: unknown) => {
+      ctx.ports.log?.({ app: ctx.id, msg: "dependants not listed", error: String(e) });
+      return [];
+    });
+    if (dependants.length > 0) line.dependants = dependants.map(nameOf);
+  }
   return { line, app: written, transitions: changed ? announced : [] };
 }
 

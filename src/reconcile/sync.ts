@@ -116,7 +116,7 @@ export async function applyAndPrune(
     : await pruneStale(ctx, step.prune, desiredRefs, owners);
   const live = new Map([...applied.existing, ...applied.applied]);
   const known: KnownHealth = new Map([...unchanged, ...finishedHealth(applied.finished)]);
-  const health = assessSet(desiredRefs, live, ctx.now, known);
+  const health = assessSet(desiredRefs, live, ctx.now, known, ctx.healthChecks);
   const outcome = appliedOutcome({
     target,
     sourceRevision: step.source.revision,
