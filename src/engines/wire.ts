@@ -109,7 +109,10 @@ export const HelmRequestWire = z
     kubeVersion: z.string().optional(),
     apiVersions: z.array(z.string()).optional(),
     maxOutputBytes: count.optional(),
-    lookup: z.boolean().optional().describe("Answer `lookup` from lookups (off: it returns nothing)."),
+    lookup: z
+      .boolean()
+      .optional()
+      .describe("Answer `lookup` from lookups (off: it returns nothing)."),
     lookups: z
       .array(
         z.strictObject({
@@ -221,7 +224,9 @@ export function encodeHelmRequest(req: HelmRequest): string {
     ...(files ? { files: wireFiles(files) } : {}),
     ...(archive ? { archive: toBase64(archive) } : {}),
     valuesFiles: wireFiles(valuesFiles),
-    ...(valuesFrom ? { valuesFrom: valuesFrom.map((v) => ({ ...v, data: toBase64(v.data) })) } : {}),
+    ...(valuesFrom
+      ? { valuesFrom: valuesFrom.map((v) => ({ ...v, data: toBase64(v.data) })) }
+      : {}),
   });
 }
 

@@ -3,6 +3,7 @@
 import type { App, AppStatus, InventoryEntry } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
 import { type DestinationRecord, type SourceHint, splitInventory } from "../plan/index.ts";
+import type { HelmValuesRef } from "../render/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
 /** How a run was asked for: what its trigger knows that the App does not say. */
@@ -49,6 +50,8 @@ export interface RunContext {
   readonly departed: readonly InventoryEntry[];
   /** The App's Lease, while the run holds it (takeLease); writes ensure it first. */
   readonly lease?: LeaseHold;
+  /** spec.source.helm.valuesFrom as this run read it (values-from.ts); absent: none. */
+  readonly valuesFrom?: readonly HelmValuesRef[];
 }
 
 /** A Lease a run holds (lease.ts). */

@@ -75,9 +75,9 @@ export interface HelmValuesRef {
   source: string;
   data: Uint8Array;
   /** The content is one value set at this path (Helm's --set syntax), not a map. */
-  targetPath?: string;
+  targetPath?: string | undefined;
   /** The content is a Secret's: the engine's messages never quote it. */
-  secret?: boolean;
+  secret?: boolean | undefined;
 }
 
 /**

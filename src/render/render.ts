@@ -34,7 +34,11 @@ export interface RenderContext {
 export const MAX_OBJECTS = 1000;
 
 /** May an App apply a cluster-scoped object of this kind? Namespaces follow namespaceAllowed. */
-export function clusterKindAllowed(ctx: RenderContext, apiVersion: string, kind: string): boolean {
+export function clusterKindAllowed(
+  ctx: Pick<RenderContext, "allowedClusterKinds">,
+  apiVersion: string,
+  kind: string,
+): boolean {
   const allowed = ctx.allowedClusterKinds ?? [];
   const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
   return allowed.includes("*") || allowed.includes(kind) || allowed.includes(`${group}/${kind}`);
