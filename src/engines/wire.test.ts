@@ -117,7 +117,7 @@ describe("engine wire format", () => {
         expect(decodeHelmResponse(c.response)).toEqual({
           chart: wire.chart,
           version: wire.version,
-          manifests: wire.manifests,
+          manifests: wire.manifests ?? [],
           ...(wire.lookups ? { lookups: wire.lookups } : {}),
         });
       } else {
