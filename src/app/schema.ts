@@ -233,7 +233,13 @@ export const HelmOptions = z
       .max(10)
       .optional()
       .describe(
-        "Run over the rendered chart, in order (Flux's HelmRelease postRenderers; hooks and crds/ included).",
+        "Run over the rendered chart, in order (Flux's HelmRelease postRenderers; crds/ included, hooks as postRenderStrategy says).",
+      ),
+    postRenderStrategy: z
+      .enum(["combined", "separate", "nohooks"])
+      .optional()
+      .describe(
+        "How Helm hooks meet postRenderers (Flux's postRenderStrategy): combined (default, Helm 4) in one stream with the rest; separate, in a stream of their own; nohooks (Helm 3) not post-rendered.",
       ),
   })
   .describe("How a Helm chart is rendered (as Helm's install does, without a release).");

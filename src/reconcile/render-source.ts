@@ -30,6 +30,7 @@ import {
   planLookup,
   postRenderedObjects,
   postRenderRequest,
+  postRenderStreams,
   type RenderEngines,
 } from "../render/index.ts";
 import type { RunContext } from "./context.ts";
@@ -218,19 +219,25 @@ async function postRender(
   objects: ParsedObject[],
   where: string,
 ): Promise<Result<ParsedObject[], Issue[]>> {
-  let current = objects;
-  for (const postRenderer of spec.source.helm?.postRenderers ?? []) {
-    if (!engines.kustomize) {
-      return fail(where, "postRenderers need the Kustomize engine, which this runtime lacks");
-    }
-    const output = await engines.kustomize(
-      postRenderRequest(current, postRenderer, MAX_RENDER_OUTPUT_BYTES),
-    );
-    const next = postRenderedObjects(current, output);
-    if (!next.ok) return next;
-    current = next.value;
+  const postRenderers = spec.source.helm?.postRenderers ?? [];
+  if (postRenderers.length === 0) return { ok: true, value: objects };
+  if (!engines.kustomize) {
+    return fail(where, "postRenderers need the Kustomize engine, which this runtime lacks");
   }
-  return { ok: true, value: current };
+  const { streams, untouched } = postRenderStreams(objects, spec.source.helm?.postRenderStrategy);
+  const out: ParsedObject[] = [];
+  for (let current of streams) {
+    for (const postRenderer of postRenderers) {
+      const output = await engines.kustomize(
+        postRenderRequest(current, postRenderer, MAX_RENDER_OUTPUT_BYTES),
+      );
+      const next = postRenderedObjects(current, output);
+      if (!next.ok) return next;
+      current = next.value;
+    }
+    out.push(...current);
+  }
+  return { ok: true, value: [...out, ...untouched] };
 }
 
 function chartName(spec: AppSpec): string {

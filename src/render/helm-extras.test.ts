@@ -5,6 +5,7 @@ import {
   planLookup,
   postRenderedObjects,
   postRenderRequest,
+  postRenderStreams,
 } from "./helm-extras.ts";
 
 const ctx = {
@@ -112,5 +113,38 @@ describe("post-renderers", () => {
       "web/templates/cm.yaml:1",
       "postRenderers: kustomize build .:7",
     ]);
+  });
+});
+
+describe("postRenderStreams", () => {
+  const obj = (name: string, hook?: string) => ({
+    object: {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: hook ? { name, annotations: { "helm.sh/hook": hook } } : { name },
+    },
+    origin: `c/templates/${name}.yaml:1`,
+  });
+  const all = [obj("a"), obj("pre", "pre-install"), obj("b")];
+  const names = (s: { object: { metadata: { name: string } } }[]) =>
+    s.map((p) => p.object.metadata.name);
+
+  it("combined (the default, Helm 4): one stream, hooks in it", () => {
+    for (const strategy of [undefined, "combined"] as const) {
+      const r = postRenderStreams(all, strategy);
+      expect(r.streams.map(names)).toEqual([["a", "pre", "b"]]);
+      expect(r.untouched).toEqual([]);
+    }
+  });
+
+  it("separate: the chart's objects and its hooks apart; nohooks (Helm 3): hooks untouched", () => {
+    expect(postRenderStreams(all, "separate").streams.map(names)).toEqual([["a", "b"], ["pre"]]);
+    expect(postRenderStreams([obj("a")], "separate").streams.map(names)).toEqual([["a"]]);
+    const nohooks = postRenderStreams(all, "nohooks");
+    expect(nohooks.streams.map(names)).toEqual([["a", "b"]]);
+    expect(names(nohooks.untouched)).toEqual(["pre"]);
+    // An empty stream is not built (a patch without a target would find nothing to patch).
+    expect(postRenderStreams([obj("pre", "pre-install")], "nohooks").streams).toEqual([]);
+    expect(postRenderStreams([], "combined").streams).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@
 import type { HelmOptions } from "../app/index.ts";
 import { type Issue, type Result, refKey, refOf } from "../core/index.ts";
 import type { KustomizeOutput, KustomizeRequest, LookupKey } from "./engine.ts";
+import { HOOK_ANNOTATION } from "./hooks.ts";
 import { parseKustomizeOutput } from "./kustomize.ts";
 import type { ParsedObject } from "./manifests.ts";
 import { clusterKindAllowed } from "./render.ts";
@@ -71,6 +72,29 @@ export function lookupEnabled(helm: HelmOptions | undefined): boolean {
 }
 
 type PostRenderer = NonNullable<HelmOptions["postRenderers"]>[number];
+
+/**
+ * The streams the post-renderers run over, and what they leave as it is, by
+ * spec.source.helm.postRenderStrategy (Helm 4's pkg/action/action.go PostRenderStrategy, as
+ * Flux's HelmRelease names it): "combined" (default) one stream; "separate" the chart's
+ * objects and its hooks apart (no duplicate-resource error between them); "nohooks" (Helm 3)
+ * hooks untouched.
+ */
+export function postRenderStreams(
+  objects: readonly ParsedObject[],
+  strategy: HelmOptions["postRenderStrategy"],
+): { streams: ParsedObject[][]; untouched: ParsedObject[] } {
+  const some = (streams: ParsedObject[][]) => streams.filter((s) => s.length > 0);
+  if (strategy === undefined || strategy === "combined") {
+    return { streams: some([[...objects]]), untouched: [] };
+  }
+  const isHook = (p: ParsedObject) =>
+    p.object.metadata.annotations?.[HOOK_ANNOTATION] !== undefined;
+  const hooks = objects.filter(isHook);
+  const rest = objects.filter((p) => !isHook(p));
+  if (strategy === "nohooks") return { streams: some([rest]), untouched: hooks };
+  return { streams: some([rest, hooks]), untouched: [] };
+}
 
 const INPUT = "helm-output.yaml";
 
