@@ -129,7 +129,7 @@ describe("Helm lookup", () => {
 });
 
 describe("Helm postRenderers", () => {
-  it("applies Kustomize patches and images over the chart's output, as Flux's HelmRelease does", async () => {
+  it("applies Kustomize patches and images over the chart's output, hooks as postRenderStrategy says, as Flux's HelmRelease does", async () => {
     const ns = "helm-post";
     const repo = await git.createRepo(
       "helm-post",
@@ -137,6 +137,18 @@ describe("Helm postRenderers", () => {
         "Chart.yaml": "apiVersion: v2\nname: post\nversion: 1.0.0\n",
         "templates/cm.yaml":
           "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cfg\ndata:\n  a: chart\n",
+        "templates/hook.yaml": [
+          "apiVersion: v1",
+          "kind: ConfigMap",
+          "metadata:",
+          "  name: {{ .Release.Name }}-hook",
+          "  annotations:",
+          "    helm.sh/hook: pre-install,pre-upgrade",
+          "    helm.sh/hook-delete-policy: before-hook-creation",
+          "data:",
+          "  a: chart",
+          "",
+        ].join("\n"),
         "templates/deploy.yaml": [
           "apiVersion: apps/v1",
           "kind: Deployment",
@@ -198,6 +210,17 @@ describe("Helm postRenderers", () => {
       template: { spec: { containers: Array<{ image: string }> } };
     };
     expect(spec.template.spec.containers.map((c) => c.image)).toEqual(["nginx:1.27"]);
+    // combined (Flux's default, Helm 4): the hook went through the post-renderers too.
+    expect((await get(ns, "configmaps", "web-hook"))?.["data"]).toEqual({ a: "second" });
+
+    // nohooks (Helm 3): hooks as the chart rendered them, the rest still post-rendered.
+    await patchAppSpec(ns, "web", { source: { helm: { postRenderStrategy: "nohooks" } } });
+    expect(await run(ns, "web")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect((await get(ns, "configmaps", "web-hook"))?.["data"]).toEqual({ a: "chart" });
+    expect((await get(ns, "configmaps", "web-cfg"))?.["data"]).toEqual({
+      a: "second",
+      b: "post-rendered",
+    });
   });
 });
 
