@@ -156,6 +156,39 @@ export const KustomizeOverrides = z
   })
   .describe("Overrides applied to the kustomization at source.git.path (as in Flux and Argo CD).");
 
+/** A ConfigMap or Secret key a key of Kubernetes' allows (Flux's ValuesReference.valuesKey). */
+const VALUES_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export const ValuesReference = z
+  .object({
+    kind: z.enum(["ConfigMap", "Secret"]),
+    name: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(DNS_SUBDOMAIN, "must be a DNS subdomain (a ConfigMap's or Secret's name)"),
+    valuesKey: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(VALUES_KEY, "must be a ConfigMap or Secret key")
+      .optional()
+      .describe('The key holding the values (default "values.yaml").'),
+    targetPath: z
+      .string()
+      .min(1)
+      .max(250)
+      .optional()
+      .describe(
+        "Set the key's content as one value at this path (Helm's --set syntax, e.g. db.password) instead of merging it as a YAML map.",
+      ),
+    optional: z
+      .boolean()
+      .optional()
+      .describe("A missing object or key is skipped instead of failing the render."),
+  })
+  .describe("Values from a ConfigMap or Secret in the App's namespace (Flux's valuesFrom).");
+
 export const HelmOptions = z
   .object({
     releaseName: z
@@ -176,8 +209,40 @@ export const HelmOptions = z
       .meta({ "x-kubernetes-preserve-unknown-fields": true })
       .optional()
       .describe("Inline values, merged last."),
+    valuesFrom: z
+      .array(ValuesReference)
+      .max(50)
+      .optional()
+      .describe(
+        "Values from ConfigMaps and Secrets in the App's namespace, merged in order over valuesFiles and under values (Flux's HelmRelease valuesFrom). A change to one renders again on the App's next run.",
+      ),
+    lookup: z
+      .boolean()
+      .optional()
+      .describe(
+        "Default true: templates' lookup reads the destination, read-only, through plumb's identity: objects in the destination namespace, the destination Namespace itself and the cluster-scoped kinds Apps may apply (PLUMB_ALLOWED_CLUSTER_KINDS); anything else looks absent. false: lookup returns nothing, as helm template.",
+      ),
+    postRenderers: z
+      .array(
+        z.object({
+          kustomize: KustomizeOverrides.pick({ images: true, patches: true }).describe(
+            "Kustomize images and patches over the chart's output.",
+          ),
+        }),
+      )
+      .max(10)
+      .optional()
+      .describe(
+        "Run over the rendered chart, in order (Flux's HelmRelease postRenderers; crds/ included, hooks as postRenderStrategy says).",
+      ),
+    postRenderStrategy: z
+      .enum(["combined", "separate", "nohooks"])
+      .optional()
+      .describe(
+        "How Helm hooks meet postRenderers (Flux's postRenderStrategy): combined (default, Helm 4) in one stream with the rest; separate, in a stream of their own; nohooks (Helm 3) not post-rendered.",
+      ),
   })
-  .describe("How a Helm chart is rendered (helm template).");
+  .describe("How a Helm chart is rendered (as Helm's install does, without a release).");
 
 /**
  * The kinds of spec.source, by field: exactly one is set. A kind is this entry, its description
@@ -894,6 +959,12 @@ export const AppStatus = z
     previousRevisions: z.array(RevisionRecord).optional().describe("Applied before; newest first."),
     objectHash: z.string().optional().describe("Hash of the rendered set last applied."),
     observedObjectHash: z.string().optional(),
+    observedValuesDigest: z
+      .string()
+      .optional()
+      .describe(
+        "Digest of the spec.source.helm.valuesFrom objects' versions the last render read: a change renders again.",
+      ),
     inventory: z
       .array(InventoryEntry)
       .optional()
@@ -964,6 +1035,7 @@ export type ImageSource = z.output<typeof ImageSource>;
 export type ChartSource = z.output<typeof ChartSource>;
 export type KustomizeOverrides = z.output<typeof KustomizeOverrides>;
 export type HelmOptions = z.output<typeof HelmOptions>;
+export type ValuesReference = z.output<typeof ValuesReference>;
 export type SyncWindow = z.output<typeof SyncWindow>;
 export type IgnoreDifference = z.output<typeof IgnoreDifference>;
 export type HealthCheck = z.output<typeof HealthCheck>;

@@ -97,9 +97,15 @@ describe("engine wire format", () => {
   describe.each(cases("helm"))("Helm case $name (as the Go test runs it)", (c) => {
     it("the request is the schema's, and what encodeHelmRequest writes for it", () => {
       const wire = HelmRequestWire.parse(c.request);
-      const { files, archive, valuesFiles, ...rest } = wire;
+      const { files, archive, valuesFiles, valuesFrom, ...rest } = wire;
       const request = { ...rest, valuesFiles: fromWire(valuesFiles) ?? [] } as HelmRequest;
       if (files) request.files = fromWire(files)!;
+      if (valuesFrom) {
+        request.valuesFrom = valuesFrom.map((v) => ({
+          ...v,
+          data: new Uint8Array(Buffer.from(v.data, "base64")),
+        }));
+      }
       if (archive) request.archive = new Uint8Array(Buffer.from(archive, "base64"));
       expect(JSON.parse(encodeHelmRequest(request))).toEqual(c.request);
       expect(HostMessage.safeParse({ id: 1, request: c.request }).success).toBe(true);
@@ -111,7 +117,8 @@ describe("engine wire format", () => {
         expect(decodeHelmResponse(c.response)).toEqual({
           chart: wire.chart,
           version: wire.version,
-          manifests: wire.manifests,
+          manifests: wire.manifests ?? [],
+          ...(wire.lookups ? { lookups: wire.lookups } : {}),
         });
       } else {
         expect(failure(() => decodeHelmResponse(c.response))).toMatchObject({

@@ -79,6 +79,13 @@ export const KustomizeResponseWire = z
   })
   .describe("kustomize/render.go Response.");
 
+const LookupKeyWire = z.strictObject({
+  apiVersion: z.string(),
+  kind: z.string(),
+  namespace: z.string(),
+  name: z.string().describe('"" asks for a list.'),
+});
+
 export const HelmRequestWire = z
   .strictObject({
     files: z.array(WireFile).optional().describe("A chart directory's files, or..."),
@@ -86,11 +93,35 @@ export const HelmRequestWire = z
     valuesFiles: z.array(WireFile).optional(),
     chartValuesFiles: z.array(z.string()).optional(),
     values: z.record(z.string(), z.unknown()).optional(),
+    valuesFrom: z
+      .array(
+        z.strictObject({
+          source: z.string().describe('For messages: "ConfigMap team/web key values.yaml".'),
+          data: z.base64(),
+          targetPath: z.string().optional(),
+          secret: z.boolean().optional(),
+        }),
+      )
+      .optional()
+      .describe("spec.source.helm.valuesFrom as read, merged in order before values."),
     releaseName: z.string(),
     namespace: z.string(),
     kubeVersion: z.string().optional(),
     apiVersions: z.array(z.string()).optional(),
     maxOutputBytes: count.optional(),
+    lookup: z
+      .boolean()
+      .optional()
+      .describe("Answer `lookup` from lookups (off: it returns nothing)."),
+    lookups: z
+      .array(
+        z.strictObject({
+          ...LookupKeyWire.shape,
+          object: z.record(z.string(), z.unknown()).optional().describe("Absent: none."),
+        }),
+      )
+      .optional()
+      .describe("The host's answers to the lookups an earlier pass listed."),
   })
   .describe("One `helm template --include-crds` (helm/render.go Request).");
 
@@ -100,6 +131,10 @@ export const HelmResponseWire = z
     chart: z.string().optional(),
     version: z.string().optional(),
     manifests: z.array(z.object({ path: z.string(), content: z.string() })).optional(),
+    lookups: z
+      .array(LookupKeyWire)
+      .optional()
+      .describe("Lookups the request did not answer: the host answers them and renders again."),
     error: z.string().optional(),
   })
   .describe("helm/render.go Response.");
@@ -183,12 +218,15 @@ export function encodeKustomizeRequest(req: KustomizeRequest): string {
 
 /** A HelmRequest as the engine's JSON (HelmRequestWire); absent fields are left out. */
 export function encodeHelmRequest(req: HelmRequest): string {
-  const { files, archive, valuesFiles, ...rest } = req;
+  const { files, archive, valuesFiles, valuesFrom, ...rest } = req;
   return JSON.stringify({
     ...rest,
     ...(files ? { files: wireFiles(files) } : {}),
     ...(archive ? { archive: toBase64(archive) } : {}),
     valuesFiles: wireFiles(valuesFiles),
+    ...(valuesFrom
+      ? { valuesFrom: valuesFrom.map((v) => ({ ...v, data: toBase64(v.data) })) }
+      : {}),
   });
 }
 
@@ -236,5 +274,6 @@ export function decodeHelmResponse(response: unknown): HelmOutput {
     chart: body.chart ?? "",
     version: body.version ?? "",
     manifests: body.manifests ?? [],
+    ...(body.lookups?.length ? { lookups: body.lookups } : {}),
   };
 }

@@ -343,6 +343,30 @@ describe("renderDue", () => {
     // Objects left on a former destination: the full run moves them.
     expect(renderDue(app({}), valid({}), R2, 2, false)).toBe(true);
   });
+
+  it("when the valuesFrom objects read now are not those the last render read", () => {
+    const read = app({}, { ...APPLIED, observedValuesDigest: "d1" });
+    expect(renderDue(read, valid({}), R2, 0, false, "d1")).toBe(false);
+    expect(renderDue(read, valid({}), R2, 0, false, "d2")).toBe(true);
+    // valuesFrom removed from the spec: the render without it is due.
+    expect(renderDue(read, valid({}), R2, 0, false, undefined)).toBe(true);
+    expect(renderDue(app({}), valid({}), R2, 0, false, "d1")).toBe(true);
+  });
+
+  it("records the digest read with the revision observed", () => {
+    const p = planRun({
+      app: app({}),
+      spec: valid({}),
+      revision: R2,
+      valuesDigest: "d1",
+      head: undefined,
+      inventory: [],
+      departed: 0,
+      dns: false,
+      now: new Date(0),
+    });
+    expect(p.found).toEqual({ observedRevision: R2, observedValuesDigest: "d1" });
+  });
 });
 
 describe("the other plans", () => {

@@ -61,7 +61,7 @@ export interface RunPlan {
    */
   render: "head" | "none" | { revision: string };
   /** What the run found that status records as it is (observedRevision, observedObjectHash). */
-  found: { observedRevision?: string; observedObjectHash?: string };
+  found: { observedRevision?: string; observedObjectHash?: string; observedValuesDigest?: string };
   stop?: Stop;
   /** The App is being deleted: prune its inventory (with `prune`), then remove the finalizer. */
   finalize?: { prune: boolean };
@@ -100,6 +100,8 @@ export interface RunPlanInput {
   spec: AppSpec;
   /** The revision the source names now. */
   revision: string;
+  /** The digest of the valuesFrom objects read (readValuesFrom); undefined without valuesFrom. */
+  valuesDigest?: string | undefined;
   /** The head's render, or undefined when it was not rendered (renderDue was false). */
   head: HeadRender | undefined;
   /** The inventory's entries on the run's destination. */
@@ -116,7 +118,9 @@ export interface RunPlanInput {
  * Whether the run renders the head: not when nothing changed since the last full run and no
  * comparison is owed (isSteady: the fast path, health only). Objects left on a former
  * destination are never steady: the full run moves them.
+ * A changed valuesFrom object (another digest) renders too.
  * @param compare the run owes a full comparison (its slot came, or a person asked)
+ * @param valuesDigest the digest of the valuesFrom objects read now (undefined: none)
  */
 export function renderDue(
   app: App,
@@ -124,9 +128,12 @@ export function renderDue(
   revision: string,
   departed: number,
   compare: boolean,
+  valuesDigest?: string,
 ): boolean {
   return (
-    departed > 0 || !isSteady(spec, app.status ?? {}, app.metadata.generation, revision, compare)
+    departed > 0 ||
+    app.status?.observedValuesDigest !== valuesDigest ||
+    !isSteady(spec, app.status ?? {}, app.metadata.generation, revision, compare)
   );
 }
 
@@ -154,7 +161,10 @@ export function planRun(input: RunPlanInput): RunPlan {
   const { app, spec, revision, head } = input;
   const status = app.status ?? {};
   const base = { lease: false, render: "none" as const, dns: false, notify: notifies(app) };
-  const observed = { observedRevision: revision };
+  const observed = {
+    observedRevision: revision,
+    ...(input.valuesDigest ? { observedValuesDigest: input.valuesDigest } : {}),
+  };
   if (head === undefined) return { ...base, found: observed, observe: { held: false } };
   const op = pendingOperation(spec, status);
   const ownRevision = (op?.type === "Rollback" || op?.type === "Approve") && !spec.freeze;

@@ -277,6 +277,24 @@ describe("composeStatus", () => {
       { ...recorded, observedRevision: R3, observedObjectHash: "h3" },
     ],
     [
+      "the valuesFrom digest is recorded with the revision observed",
+      {},
+      record({ observedRevision: R3, observedValuesDigest: "d1" }),
+      { ...recorded, observedRevision: R3, observedValuesDigest: "d1" },
+    ],
+    [
+      "the valuesFrom digest is cleared when the run read none",
+      { observedValuesDigest: "d1" },
+      record({ observedRevision: R3 }),
+      { ...recorded, observedRevision: R3 },
+    ],
+    [
+      "the valuesFrom digest is kept when the source was not resolved",
+      { observedRevision: R2, observedValuesDigest: "d1" },
+      unresolved,
+      { ...recorded, observedRevision: R2, observedValuesDigest: "d1" },
+    ],
+    [
       "an empty health reason is left out",
       { healthReason: "old" },
       record({ health: { status: "Healthy", reason: "" } }),

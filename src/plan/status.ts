@@ -60,6 +60,8 @@ export interface RunRecord {
   /** What the source names now (when it could be resolved). */
   observedRevision?: string;
   observedObjectHash?: string;
+  /** The valuesFrom digest the run read (recorded with observedRevision; absent clears it). */
+  observedValuesDigest?: string;
   /** Set when this run applied a revision. */
   /** Set when this run applied a revision; objectHash absent when some objects failed. */
   applied?: { revision: string; objectHash?: string };
@@ -117,7 +119,10 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
   set("syncStatus", run.syncStatus);
   set("healthStatus", run.health.status);
   set("healthReason", run.health.reason || undefined);
-  if (run.observedRevision !== undefined) set("observedRevision", run.observedRevision);
+  if (run.observedRevision !== undefined) {
+    set("observedRevision", run.observedRevision);
+    set("observedValuesDigest", run.observedValuesDigest);
+  }
   if (run.observedObjectHash !== undefined) set("observedObjectHash", run.observedObjectHash);
   let held = run.held;
   if (run.applied) {

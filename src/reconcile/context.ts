@@ -11,6 +11,7 @@ import {
   settingsNotice,
   splitInventory,
 } from "../plan/index.ts";
+import type { HelmValuesRef } from "../render/index.ts";
 import type { ClusterPort, Ports } from "./ports.ts";
 
 /** How a run was asked for: what its trigger knows that the App does not say. */
@@ -64,6 +65,8 @@ export interface RunContext {
    * AppPolicies (withPolicy), then theirs.
    */
   readonly policy: EffectivePolicy;
+  /** spec.source.helm.valuesFrom as this run read it (values-from.ts); absent: none. */
+  readonly valuesFrom?: readonly HelmValuesRef[];
 }
 
 /** A Lease a run holds (lease.ts). */

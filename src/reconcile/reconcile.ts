@@ -38,6 +38,7 @@ import type { RunLine, RunResult } from "./record.ts";
 import { redactingPorts } from "./redaction.ts";
 import { type Desired, type ResolvedSource, renderRevision, resolveSource } from "./source.ts";
 import { carryOut, isConflict, isRecordable, type PreparedRun } from "./steps.ts";
+import { readValuesFrom } from "./values-from.ts";
 
 export type { RunOptions } from "./context.ts";
 export type { RunResult } from "./record.ts";
@@ -163,10 +164,22 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
     const source = await resolveSource(ctx, spec.value);
     if (!source.ok) return { ctx, interval, plan: planStop(app, source.error) };
     const { revision } = source.value;
+    //    Helm values from ConfigMaps and Secrets (valuesFrom): their versions decide a render too.
+    const values = await readValuesFrom(ctx, spec.value);
+    if (!values.ok) return { ctx, interval, plan: planStop(app, values.error) };
+    if (values.value.refs.length > 0) ctx = { ...ctx, valuesFrom: values.value.refs };
+    const valuesDigest = values.value.digest;
 
     // 5. Render the head revision (pure after the fetch), unless nothing changed since the last
     //    full run and no comparison is owed (the fast path: health only).
-    const due = renderDue(app, spec.value, revision, ctx.departed.length, ctx.compare);
+    const due = renderDue(
+      app,
+      spec.value,
+      revision,
+      ctx.departed.length,
+      ctx.compare,
+      valuesDigest,
+    );
     const head = due ? await renderHead(ctx, spec.value, revision, source.value) : undefined;
 
     // 6. Plan: the gates (freeze, a pending operation, requiresApproval, automated, sync
@@ -175,6 +188,7 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
       app,
       spec: spec.value,
       revision,
+      valuesDigest,
       head: head && headRender(head),
       inventory: ctx.inventory,
       departed: ctx.departed.length,

@@ -57,6 +57,7 @@ const IDENTITY = [
   "previousRevisions",
   "objectHash",
   "observedObjectHash",
+  "observedValuesDigest",
 ] as const satisfies ReadonlyArray<keyof AppStatus>;
 
 function refOnly(ref: ObjectRef): ObjectRef {

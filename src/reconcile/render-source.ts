@@ -6,15 +6,22 @@ import type { Failure } from "../plan/index.ts";
 import {
   EngineError,
   type HelmContext,
+  type HelmRequest,
   helmRequestFromArchive,
   helmRequestFromRepo,
   kustomizeRequest,
+  lookupEnabled,
   MAX_RENDER_OUTPUT_BYTES,
   type ParsedObject,
   parseHelmOutput,
   parseKustomizeOutput,
+  postRenderedObjects,
+  postRenderRequest,
+  postRenderStreams,
+  type RenderEngines,
 } from "../render/index.ts";
 import type { RunContext } from "./context.ts";
+import { renderHelm } from "./helm-lookup.ts";
 import type { FetchedSource } from "./ports.ts";
 
 /** The condition message of a Helm source where no Helm engine runs (Cloudflare Workers). */
@@ -54,20 +61,34 @@ export async function renderWithEngine(
       );
       return parseKustomizeOutput(source.path, output);
     }
-    if (!engines?.helm) return fail(where, HELM_NEEDS_NODE);
+    const helm = engines?.helm;
+    if (!engines || !helm) return fail(where, HELM_NEEDS_NODE);
     const helmContext: HelmContext = {
       releaseName: spec.source.helm?.releaseName ?? ctx.app.metadata.name,
       namespace: spec.destination.namespace ?? ctx.app.metadata.namespace,
       capabilities: ctx.cluster.capabilities ? await ctx.cluster.capabilities() : undefined,
       maxOutputBytes: MAX_RENDER_OUTPUT_BYTES,
+      lookup: lookupEnabled(spec.source.helm),
+      valuesFrom: ctx.valuesFrom,
     };
+    let request: HelmRequest;
     if (source.kind === "chart") {
-      const request = helmRequestFromArchive(source.archive, spec.source.helm, helmContext);
-      return parseHelmOutput(await engines.helm(request));
+      request = helmRequestFromArchive(source.archive, spec.source.helm, helmContext);
+    } else {
+      const fromRepo = helmRequestFromRepo(
+        source.files,
+        source.path,
+        spec.source.helm,
+        helmContext,
+      );
+      if (!fromRepo.ok) return fromRepo;
+      request = fromRepo.value;
     }
-    const request = helmRequestFromRepo(source.files, source.path, spec.source.helm, helmContext);
-    if (!request.ok) return request;
-    return parseHelmOutput(await engines.helm(request.value));
+    const parsed = parseHelmOutput(
+      await renderHelm(ctx, (r) => helm.call(engines, r), request, helmContext.namespace),
+    );
+    if (!parsed.ok) return parsed;
+    return postRender(engines, spec, parsed.value, where);
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     const prefix =
@@ -94,6 +115,38 @@ export function engineFailure(e: EngineError): Failure {
     stalled: false,
     transient: e.transient,
   };
+}
+
+/**
+ * spec.source.helm.postRenderers over the chart's objects, in order, each one `kustomize build`
+ * (Flux's helm-controller, internal/postrender/kustomize.go). Without Kustomize in this runtime:
+ * a render error saying so.
+ */
+async function postRender(
+  engines: RenderEngines,
+  spec: AppSpec,
+  objects: ParsedObject[],
+  where: string,
+): Promise<Result<ParsedObject[], Issue[]>> {
+  const postRenderers = spec.source.helm?.postRenderers ?? [];
+  if (postRenderers.length === 0) return { ok: true, value: objects };
+  if (!engines.kustomize) {
+    return fail(where, "postRenderers need the Kustomize engine, which this runtime lacks");
+  }
+  const { streams, untouched } = postRenderStreams(objects, spec.source.helm?.postRenderStrategy);
+  const out: ParsedObject[] = [];
+  for (let current of streams) {
+    for (const postRenderer of postRenderers) {
+      const output = await engines.kustomize(
+        postRenderRequest(current, postRenderer, MAX_RENDER_OUTPUT_BYTES),
+      );
+      const next = postRenderedObjects(current, output);
+      if (!next.ok) return next;
+      current = next.value;
+    }
+    out.push(...current);
+  }
+  return { ok: true, value: [...out, ...untouched] };
 }
 
 function chartName(spec: AppSpec): string {

@@ -54,6 +54,8 @@ export interface HelmRequest {
   chartValuesFiles?: string[];
   /** Inline values, merged last. */
   values?: Record<string, unknown>;
+  /** spec.source.helm.valuesFrom as read: merged over the values files, before `values`. */
+  valuesFrom?: HelmValuesRef[];
   releaseName: string;
   namespace: string;
   /** "v1.35.4"; absent: Helm's default. */
@@ -61,6 +63,37 @@ export interface HelmRequest {
   /** "apps/v1" and "apps/v1/Deployment" entries; absent: Helm's default set. */
   apiVersions?: string[];
   maxOutputBytes: number;
+  /** Templates' `lookup` is answered from `lookups` (off: it returns nothing, as helm template). */
+  lookup?: boolean;
+  /** The host's answers to lookups an earlier pass asked for. */
+  lookups?: LookupAnswer[];
+}
+
+/** One entry of spec.source.helm.valuesFrom: the content of a ConfigMap's or Secret's key. */
+export interface HelmValuesRef {
+  /** For messages: "ConfigMap team/web key values.yaml". */
+  source: string;
+  data: Uint8Array;
+  /** The content is one value set at this path (Helm's --set syntax), not a map. */
+  targetPath?: string | undefined;
+  /** The content is a Secret's: the engine's messages never quote it. */
+  secret?: boolean | undefined;
+}
+
+/**
+ * One `lookup` a template made (Helm's pkg/engine/lookup_func.go arguments): an object by name,
+ * or a list when name is "". namespace is as the template gave it, for cluster-scoped kinds too.
+ */
+export interface LookupKey {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/** The answer to a lookup: the object or list, or none (the template sees an empty map). */
+export interface LookupAnswer extends LookupKey {
+  object?: Record<string, unknown>;
 }
 
 /** What a Helm render produced: each rendered template (or crds/ file) by chart path. */
@@ -68,6 +101,11 @@ export interface HelmOutput {
   chart: string;
   version: string;
   manifests: Array<{ path: string; content: string }>;
+  /**
+   * Lookups the request did not answer (only with `lookup`): the host answers them and renders
+   * again; until then `manifests` are a render that lacked them.
+   */
+  lookups?: LookupKey[];
 }
 
 /** Server version and served API versions, as Helm's .Capabilities wants them. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { helmRequestFromArchive, helmRequestFromRepo, joinPath, parseHelmOutput } from "./helm.ts";
 
 const enc = (s: string) => new TextEncoder().encode(s);
-const ctx = { releaseName: "web", namespace: "team-a", maxOutputBytes: 1000 };
+const ctx = { releaseName: "web", namespace: "team-a", maxOutputBytes: 1000, lookup: false };
 
 describe("helmRequestFromRepo", () => {
   const files = [
@@ -60,6 +60,14 @@ describe("helmRequestFromRepo", () => {
         message: 'values file "nope.yaml" (spec.source.helm.valuesFiles) not found',
       },
     ]);
+  });
+
+  it("asks for lookup answers and carries valuesFrom only when the App has them", () => {
+    const valuesFrom = [{ source: "Secret team-a/db key pw", data: enc("x"), secret: true }];
+    const on = helmRequestFromArchive(enc("tgz"), {}, { ...ctx, lookup: true, valuesFrom });
+    expect(on).toMatchObject({ lookup: true, valuesFrom });
+    const off = helmRequestFromArchive(enc("tgz"), {}, { ...ctx, valuesFrom: [] });
+    expect("lookup" in off || "valuesFrom" in off).toBe(false);
   });
 
   it("for a packaged chart, names values files inside it", () => {

@@ -2,7 +2,13 @@
 // engine's request, and the rendered templates back to parsed objects. Pure.
 import type { HelmOptions } from "../app/index.ts";
 import { err, type Issue, ok, type Result } from "../core/index.ts";
-import type { ClusterCapabilities, HelmOutput, HelmRequest, RepoFile } from "./engine.ts";
+import type {
+  ClusterCapabilities,
+  HelmOutput,
+  HelmRequest,
+  HelmValuesRef,
+  RepoFile,
+} from "./engine.ts";
 import { dropSkippedHooks } from "./hooks.ts";
 import { type ParsedObject, parseManifests } from "./manifests.ts";
 
@@ -14,6 +20,10 @@ export interface HelmContext {
   namespace: string;
   capabilities?: ClusterCapabilities | undefined;
   maxOutputBytes: number;
+  /** Templates' lookup is answered by the host (spec.source.helm.lookup, default on). */
+  lookup: boolean;
+  /** spec.source.helm.valuesFrom as read (values-from.ts in the loop). */
+  valuesFrom?: readonly HelmValuesRef[] | undefined;
 }
 
 /**
@@ -86,6 +96,8 @@ function baseRequest(
     maxOutputBytes: ctx.maxOutputBytes,
   };
   if (helm?.values) request.values = helm.values;
+  if (ctx.valuesFrom?.length) request.valuesFrom = [...ctx.valuesFrom];
+  if (ctx.lookup) request.lookup = true;
   if (ctx.capabilities) {
     request.kubeVersion = ctx.capabilities.kubeVersion;
     request.apiVersions = ctx.capabilities.apiVersions;

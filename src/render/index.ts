@@ -2,6 +2,7 @@
 // port and what goes in and out of them (Kustomize, Helm).
 export * from "./engine.ts";
 export * from "./helm.ts";
+export * from "./helm-extras.ts";
 export * from "./hooks.ts";
 export * from "./image.ts";
 export * from "./kustomize.ts";

@@ -40,7 +40,11 @@ export interface RenderContext {
 export const MAX_OBJECTS = 1000;
 
 /** May an App apply a cluster-scoped object of this kind? Namespaces follow namespaceAllowed. */
-export function clusterKindAllowed(ctx: RenderContext, apiVersion: string, kind: string): boolean {
+export function clusterKindAllowed(
+  ctx: Pick<RenderContext, "allowedClusterKinds">,
+  apiVersion: string,
+  kind: string,
+): boolean {
   const allowed = ctx.allowedClusterKinds ?? [];
   const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
   return matchesAny(allowed, kind) || matchesAny(allowed, `${group}/${kind}`);

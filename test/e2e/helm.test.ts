@@ -144,7 +144,7 @@ describe("Helm charts from Git", () => {
     expect(deploy?.["spec"]).toMatchObject({ replicas: 2 });
   });
 
-  it("gives templates the destination's capabilities, an empty lookup, honours .helmignore and vendored subcharts", async () => {
+  it("gives templates the destination's capabilities, nothing for a lookup of another Namespace, honours .helmignore and vendored subcharts", async () => {
     const version = (await api("GET", "/version")) as { gitVersion: string };
     const repo = await git.createRepo(
       "helm-caps",

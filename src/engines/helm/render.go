@@ -31,13 +31,21 @@ type Request struct {
 	// ChartValuesFiles name values files inside the chart (a packaged chart), merged in order.
 	ChartValuesFiles []string       `json:"chartValuesFiles,omitempty"`
 	Values           map[string]any `json:"values,omitempty"`
-	ReleaseName      string         `json:"releaseName"`
-	Namespace        string         `json:"namespace"`
+	// ValuesFrom are merged over the values files, in order, before Values (Flux's
+	// HelmRelease valuesFrom).
+	ValuesFrom  []ValuesRef `json:"valuesFrom,omitempty"`
+	ReleaseName string      `json:"releaseName"`
+	Namespace   string      `json:"namespace"`
 	// KubeVersion ("v1.35.4") and APIVersions ("apps/v1", "apps/v1/Deployment", ...) come from
 	// the destination's discovery; empty means Helm's defaults.
 	KubeVersion    string   `json:"kubeVersion,omitempty"`
 	APIVersions    []string `json:"apiVersions,omitempty"`
 	MaxOutputBytes int      `json:"maxOutputBytes,omitempty"`
+	// Lookup turns `lookup` on: it is answered from Lookups, and a call they do not answer
+	// returns nothing and is listed in Response.Lookups. Off, lookup returns nothing (helm
+	// template).
+	Lookup  bool           `json:"lookup,omitempty"`
+	Lookups []LookupAnswer `json:"lookups,omitempty"`
 }
 
 // File is a named blob; Data is base64 in JSON.
@@ -58,7 +66,10 @@ type Response struct {
 	Chart     string     `json:"chart,omitempty"`
 	Version   string     `json:"version,omitempty"`
 	Manifests []Manifest `json:"manifests,omitempty"`
-	Error     string     `json:"error,omitempty"`
+	// Lookups are the calls the request did not answer, in the order made: the host answers
+	// them and renders again (the manifests are then those of a render that lacked them).
+	Lookups []LookupKey `json:"lookups,omitempty"`
+	Error   string      `json:"error,omitempty"`
 }
 
 // Handle decodes a JSON request and returns a JSON response; it never panics.
@@ -84,7 +95,8 @@ func Handle(in []byte) (out []byte) {
 
 // Render loads the chart, merges values, checks dependencies and kubeVersion, and renders
 // the templates like `helm template --include-crds` with the given release name, namespace
-// and capabilities: `lookup` returns nothing (no cluster client), DNS lookups are off.
+// and capabilities. `lookup` returns nothing unless req.Lookup (then see Request.Lookups); DNS
+// lookups are off.
 // NOTES.txt, partials (_*.tpl) and empty output are dropped; hooks are kept (the caller
 // decides what to do with them).
 func Render(req Request) (*Response, error) {
@@ -131,9 +143,11 @@ func Render(req Request) (*Response, error) {
 		}
 		user = mergeMaps(user, m)
 	}
-	if req.Values != nil {
-		user = mergeMaps(user, req.Values)
+	top, err := valuesFromRefs(req.ValuesFrom, req.Values)
+	if err != nil {
+		return nil, err
 	}
+	user = mergeMaps(user, top)
 	if err := chartutil.ProcessDependenciesWithMerge(ch, user); err != nil {
 		return nil, err
 	}
@@ -146,12 +160,26 @@ func Render(req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	rendered, err := engine.Engine{}.Render(ch, vals)
+	var rendered map[string]string
+	var lk *lookups
+	if req.Lookup {
+		lk = newLookups(req.Lookups)
+		rendered, err = engine.RenderWithClientProvider(ch, vals, lk)
+		if err != nil && len(lk.missing) > 0 {
+			// The error may come from a lookup that returned nothing: the host answers first.
+			return &Response{OK: true, Chart: ch.Name(), Version: ch.Metadata.Version, Lookups: lk.missing}, nil
+		}
+	} else {
+		rendered, err = engine.Engine{}.Render(ch, vals)
+	}
 	if err != nil {
 		return nil, err
 	}
 
 	res := &Response{OK: true, Chart: ch.Name(), Version: ch.Metadata.Version}
+	if lk != nil {
+		res.Lookups = lk.missing
+	}
 	total := 0
 	for _, crd := range ch.CRDObjects() {
 		res.Manifests = append(res.Manifests, Manifest{Path: crd.Filename, Content: string(crd.File.Data)})
