@@ -18,7 +18,7 @@ import {
 } from "../plan/index.ts";
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
-import { planHooks, runHookGroup } from "./hooks.ts";
+import { type HookRecord, planHooks, runHookEvent } from "./hooks.ts";
 import { isRestart } from "./lease.ts";
 import type { ClusterPort } from "./ports.ts";
 import { prepareTakeover } from "./takeover.ts";
@@ -36,7 +36,10 @@ export interface ApplyOutcome {
   adopted?: ObjectRef[];
   /** Set when a pre-sync hook failed: the rest was not applied, and nothing may be pruned. */
   halted?: string;
-  /** Jobs not applied because their TTL removed them once finished (unchangedTtlJobs). */
+  /**
+   * Jobs not applied because their TTL removed them once finished (unchangedTtlJobs), and hooks
+   * gone once run (deleted by their delete policy, or not run in this apply and absent).
+   */
   finished: Set<string>;
   /**
    * refKeys of failed objects the API server may have stored all the same: the answer was
@@ -86,7 +89,13 @@ export async function applyDesired(
   const takeover = await prepareTakeover(ctx, toApply, adopt);
   const owned = new Set(ctx.inventory.map(refKey));
   const forms = autoscaledApplyForms(takeover.apply, owned, objects);
-  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
+  const outcome = await applyStaged(
+    forms.objects,
+    ctx.cluster,
+    ctx.ports.sleep,
+    redactOf(ctx),
+    releaseAction(ctx),
+  );
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
     outcome.failed.set(key, { message, terminal: false });
@@ -110,6 +119,14 @@ export async function applyDesired(
 }
 
 /**
+ * What this apply is to the release: an install while the App has applied nothing on this
+ * destination (its inventory there is empty), an upgrade after that — Helm's `upgrade
+ * --install` tells them apart by whether the release exists (cmd/helm/upgrade.go).
+ */
+export function releaseAction(ctx: RunContext): "install" | "upgrade" {
+  return ctx.inventory.length === 0 ? "install" : "upgrade";
+}
+
 /**
  * A Namespace other Apps render too keeps the tracking labels of the one that applied it first
  * (sharedNamespaceForm): one read of each such Namespace.
@@ -166,14 +183,17 @@ const CRD_WAIT_MS = 30_000;
  * 500 ms, up to 30 s) until every applied CRD is Established and its kind is in discovery, so
  * custom resources of those kinds in the second stage are served (Flux and Argo CD apply CRDs
  * first for the same reason).
- * Objects annotated helm.sh/hook run as hooks (hooks.ts): pre ones before the rest, post ones
- * after it; when a pre hook fails nothing else is applied and `halted` says why.
+ * Objects annotated helm.sh/hook run as hooks of `action` (hooks.ts): pre-<action> ones before
+ * the rest, post-<action> ones after it; when a pre hook fails nothing else is applied and
+ * `halted` says why. Hooks of other events (all of them without an action: a selfHeal) are not
+ * applied; each is read, live (for its health) or gone (done, in `finished`).
  */
 export async function applyStaged(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   redact?: (text: string) => string,
+  action?: "install" | "upgrade",
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = {
     applied: new Map(),
@@ -183,7 +203,7 @@ export async function applyStaged(
     finished: new Set(),
     uncertain: new Set(),
   };
-  const hooks = planHooks(objects);
+  const hooks = planHooks(objects, action);
   const first = hooks.plain.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = hooks.plain.filter((o) => !FIRST_STAGE.has(o.kind));
   await applyAll(first, cluster, sleep, out, redact);
@@ -191,27 +211,43 @@ export async function applyStaged(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
-  // Helm hooks: pre-install/upgrade groups run to completion before the rest; a
-  // failed one stops the sync, as in Argo CD.
-  for (const [i, group] of hooks.pre.entries()) {
-    const failure = await runHookGroup(group, cluster, sleep, out.applied, out.failed);
-    if (failure) {
-      const skipped = [...hooks.pre.slice(i).flat(), ...rest, ...hooks.post.flat()];
-      for (const o of skipped) {
-        const key = refKey(refOf(o));
-        if (!out.failed.has(key)) {
-          out.failed.set(key, { message: `not applied: pre-sync ${failure}`, terminal: false });
-        }
+  await readIdle(hooks.idle, cluster, out);
+  const record: HookRecord = { applied: out.applied, failed: out.failed, deleted: out.finished };
+  // Helm hooks: the pre event's groups run to completion before the rest; a failed one stops
+  // the apply, as in Helm and Argo CD.
+  const failure = await runHookEvent(hooks.pre, cluster, sleep, record);
+  if (failure) {
+    const skipped = [...hooks.pre.flat(), ...rest, ...hooks.post.flat()];
+    for (const o of skipped) {
+      const key = refKey(refOf(o));
+      if (!out.failed.has(key) && !out.applied.has(key)) {
+        out.failed.set(key, { message: `not applied: pre-sync ${failure}`, terminal: false });
       }
-      out.halted = failure;
-      return out;
     }
+    out.halted = failure;
+    return out;
   }
   await applyAll(rest, cluster, sleep, out, redact);
-  for (const group of hooks.post) {
-    if (await runHookGroup(group, cluster, sleep, out.applied, out.failed)) break;
-  }
+  await runHookEvent(hooks.post, cluster, sleep, record);
   return out;
+}
+
+/** Hooks that do not run in this apply: live ones for their health, gone ones done. */
+async function readIdle(
+  idle: readonly KubeObject[],
+  cluster: ClusterPort,
+  out: ApplyOutcome,
+): Promise<void> {
+  for (const obj of idle) {
+    const key = refKey(refOf(obj));
+    try {
+      const live = await cluster.get(refOf(obj));
+      if (live) out.existing.set(key, live);
+      else out.finished.add(key);
+    } catch (e) {
+      out.failed.set(key, { message: e instanceof Error ? e.message : String(e), terminal: false });
+    }
+  }
 }
 
 async function applyAll(

@@ -14,6 +14,7 @@ import { assessSet } from "../health/index.ts";
 import {
   type ApplyStep,
   appliedOutcome,
+  finishedMessages,
   needsOwners,
   placeInventory,
   type RunOutcome,
@@ -115,7 +116,10 @@ export async function applyAndPrune(
     ? keepStale(ctx, desiredRefs, applied.halted)
     : await pruneStale(ctx, step.prune, desiredRefs, owners);
   const live = new Map([...applied.existing, ...applied.applied]);
-  const known: KnownHealth = new Map([...unchanged, ...finishedHealth(applied.finished)]);
+  const known: KnownHealth = new Map([
+    ...unchanged,
+    ...finishedHealth(finishedMessages(applied.finished, target.objects)),
+  ]);
   const health = assessSet(desiredRefs, live, ctx.now, known);
   const outcome = appliedOutcome({
     target,

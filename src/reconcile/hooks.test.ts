@@ -1,0 +1,165 @@
+import { describe, expect, it } from "vitest";
+import { createFakeKube } from "../../test/support/fake-kube.ts";
+import { type KubeObject, refKey, refOf } from "../core/index.ts";
+import { applyStaged } from "./apply.ts";
+import { type HookRecord, planHooks, runHookEvent } from "./hooks.ts";
+
+const job = (name: string, hook: string, extra: Record<string, string> = {}): KubeObject => ({
+  apiVersion: "batch/v1",
+  kind: "Job",
+  metadata: { name, namespace: "team-a", annotations: { "helm.sh/hook": hook, ...extra } },
+});
+const cm: KubeObject = {
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name: "web", namespace: "team-a" },
+};
+const names = (groups: KubeObject[][]) => groups.map((g) => g.map((o) => o.metadata.name));
+
+/** A fake API server whose Jobs finish as soon as they are applied: Complete, or Failed when
+ * their name is in `failing`. */
+function finishingKube(failing: ReadonlySet<string> = new Set()) {
+  const kube = createFakeKube();
+  const apply = kube.apply.bind(kube);
+  const creations: string[] = [];
+  kube.apply = async (obj, opts) => {
+    const stored = await apply(obj, opts);
+    if (obj.kind !== "Job") return stored;
+    creations.push(obj.metadata.name);
+    const type = failing.has(obj.metadata.name) ? "Failed" : "Complete";
+    const done = { ...stored, status: { conditions: [{ type, status: "True", reason: "X" }] } };
+    kube.objects.set(refKey(refOf(obj)), done);
+    return done;
+  };
+  return { kube, creations };
+}
+const record = (): HookRecord => ({ applied: new Map(), failed: new Map(), deleted: new Set() });
+const sleep = async () => {};
+
+describe("planHooks: which hooks an install and an upgrade run (Helm's events)", () => {
+  const objects = [
+    cm,
+    job("install", "pre-install"),
+    job("upgrade", "pre-upgrade", { "helm.sh/hook-weight": "-1" }),
+    job("both", "pre-install,pre-upgrade"),
+    job("after", "post-install,post-upgrade"),
+    job("post-up", "post-upgrade"),
+  ];
+
+  it("an install runs pre-install and post-install hooks; the upgrade ones stay idle", () => {
+    const plan = planHooks(objects, "install");
+    expect(plan.plain).toEqual([cm]);
+    expect(names(plan.pre)).toEqual([["both", "install"]]);
+    expect(names(plan.post)).toEqual([["after"]]);
+    expect(plan.idle.map((o) => o.metadata.name)).toEqual(["upgrade", "post-up"]);
+  });
+
+  it("an upgrade runs pre-upgrade (by weight) and post-upgrade hooks; pre-install stays idle", () => {
+    const plan = planHooks(objects, "upgrade");
+    expect(names(plan.pre)).toEqual([["upgrade"], ["both"]]);
+    expect(names(plan.post)).toEqual([["after", "post-up"]]);
+    expect(plan.idle.map((o) => o.metadata.name)).toEqual(["install"]);
+  });
+
+  it("without an action (a selfHeal) no hook runs", () => {
+    const plan = planHooks(objects, undefined);
+    expect(plan.pre).toEqual([]);
+    expect(plan.post).toEqual([]);
+    expect(plan.idle).toHaveLength(5);
+  });
+});
+
+describe("runHookEvent: Helm's delete policies", () => {
+  it("hook-succeeded deletes the hook once the event succeeded; the default keeps it", async () => {
+    const { kube, creations } = finishingKube();
+    const migrate = job("migrate", "pre-upgrade", {
+      "helm.sh/hook-delete-policy": "hook-succeeded",
+    });
+    const keep = job("keep", "pre-upgrade", { "helm.sh/hook-weight": "1" });
+    const rec = record();
+    expect(await runHookEvent([[migrate], [keep]], kube, sleep, rec)).toBeUndefined();
+    expect(creations).toEqual(["migrate", "keep"]);
+    expect([...rec.deleted]).toEqual([refKey(refOf(migrate))]);
+    expect(kube.objects.has(refKey(refOf(migrate)))).toBe(false);
+    expect(kube.objects.has(refKey(refOf(keep)))).toBe(true);
+    // The next upgrade creates both again: migrate is gone, keep is deleted first (default
+    // before-hook-creation).
+    const again = record();
+    expect(await runHookEvent([[migrate], [keep]], kube, sleep, again)).toBeUndefined();
+    expect(creations).toEqual(["migrate", "keep", "migrate", "keep"]);
+    // Delete calls: migrate once run (x2), keep before each creation (x2; the first finds none).
+    expect(kube.counts.delete).toBe(4);
+  });
+
+  it("hook-failed deletes the failed hook, and the ones that succeeded go by hook-succeeded", async () => {
+    const { kube } = finishingKube(new Set(["bad"]));
+    const ok = job("ok", "pre-install", { "helm.sh/hook-delete-policy": "hook-succeeded" });
+    const bad = job("bad", "pre-install", {
+      "helm.sh/hook-weight": "2",
+      "helm.sh/hook-delete-policy": "hook-failed",
+    });
+    const rec = record();
+    const failure = await runHookEvent([[ok], [bad]], kube, sleep, rec);
+    expect(failure).toBe("hook Job team-a/bad failed: Job failed: X");
+    expect(rec.failed.get(refKey(refOf(bad)))).toEqual({
+      message: "Job failed: X",
+      terminal: false,
+    });
+    expect([...rec.deleted].sort()).toEqual([refKey(refOf(bad)), refKey(refOf(ok))].sort());
+    expect(kube.objects.size).toBe(0);
+  });
+
+  it("a failed hook without hook-failed stays for its logs", async () => {
+    const { kube } = finishingKube(new Set(["bad"]));
+    const bad = job("bad", "pre-install", { "helm.sh/hook-delete-policy": "hook-succeeded" });
+    const rec = record();
+    expect(await runHookEvent([[bad]], kube, sleep, rec)).toBe(
+      "hook Job team-a/bad failed: Job failed: X",
+    );
+    expect(rec.deleted.size).toBe(0);
+    expect(kube.objects.has(refKey(refOf(bad)))).toBe(true);
+  });
+
+  it("a hook still there whose policies lack before-hook-creation fails, as Helm's create does", async () => {
+    const { kube, creations } = finishingKube();
+    const once = job("once", "pre-upgrade", { "helm.sh/hook-delete-policy": "hook-failed" });
+    await runHookEvent([[once]], kube, sleep, record());
+    const rec = record();
+    const failure = await runHookEvent([[once]], kube, sleep, rec);
+    expect(failure).toBe(
+      "hook Job team-a/once: it still exists from an earlier run and its helm.sh/hook-delete-policy has no before-hook-creation (Helm's create fails the same way); delete it to run the hook again",
+    );
+    expect(creations).toEqual(["once"]);
+  });
+});
+
+describe("applyStaged: hooks by release action", () => {
+  it("an upgrade leaves a pre-install hook alone: read, live or done", async () => {
+    const { kube, creations } = finishingKube();
+    const install = job("install", "pre-install", {
+      "helm.sh/hook-delete-policy": "hook-succeeded",
+    });
+    const kept = job("kept", "pre-install");
+    const upgrade = job("upgrade", "pre-upgrade");
+    const first = await applyStaged(
+      [cm, install, kept, upgrade],
+      kube,
+      sleep,
+      undefined,
+      "install",
+    );
+    expect(creations).toEqual(["install", "kept"]);
+    expect([...first.finished].sort()).toEqual([refKey(refOf(install)), refKey(refOf(upgrade))]);
+    const second = await applyStaged(
+      [cm, install, kept, upgrade],
+      kube,
+      sleep,
+      undefined,
+      "upgrade",
+    );
+    expect(creations).toEqual(["install", "kept", "upgrade"]);
+    expect([...second.finished]).toEqual([refKey(refOf(install))]);
+    expect([...second.existing.keys()]).toEqual([refKey(refOf(kept))]);
+    expect([...second.failed]).toEqual([]);
+  });
+});
