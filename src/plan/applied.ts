@@ -38,6 +38,8 @@ export interface AppliedInput {
     objects: readonly KubeObject[];
     objectHash: string;
     hashes?: ReadonlyMap<string, string>;
+    /** Its pre-delete and post-delete hooks (recorded for the finalizer). */
+    deleteHooks?: readonly KubeObject[];
   };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
@@ -175,6 +177,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   // A partial apply records the revision but not the hash, so the next run applies again
   // (a CRD installed since, a namespace created since) instead of calling the set applied.
   if (input.applied.size > 0 || failures.length === 0) {
+    out.deleteHooks = (input.target.deleteHooks ?? []).map(refOf);
     out.applied =
       failures.length > 0
         ? { revision: input.target.revision }

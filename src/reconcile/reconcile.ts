@@ -32,6 +32,7 @@ import { isRestart } from "./lease.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import type { RunLine, RunResult } from "./record.ts";
 import { redactingPorts } from "./redaction.ts";
+import { deleteHooksOf } from "./delete-hooks.ts";
 import { type Desired, type ResolvedSource, renderRevision, resolveSource } from "./source.ts";
 import { carryOut, isConflict, isRecordable, type PreparedRun } from "./steps.ts";
 
@@ -116,7 +117,10 @@ async function runOnce(
   }
   const spec = validateSpec(app.spec);
   const interval = spec.ok ? spec.value.interval : DEFAULT_INTERVAL;
-  return carryOut({ ctx: start, interval, plan: planFinalize(app) });
+  const plan = planFinalize(app);
+  // The delete hooks are rendered before the Lease, as a sync's render is (step 7).
+  const deleteHooks = plan.finalize?.prune ? await deleteHooksOf(start) : undefined;
+  return carryOut({ ctx: start, interval, plan, deleteHooks });
 }
 
 /**

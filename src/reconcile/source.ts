@@ -157,6 +157,26 @@ export async function renderRevision(
   });
 }
 
+/**
+ * The credentials of the spec's source (its secretRef), without resolving a revision: for a
+ * render of a revision known already (the finalizer's delete hooks). Throws SourceError.
+ */
+export async function sourceAuthOf(
+  ctx: RunContext,
+  spec: AppSpec,
+): Promise<SourceAuth | undefined> {
+  return authAs(ctx, sourceKind(spec), spec);
+}
+
+async function authAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
+  spec: AppSpec,
+): Promise<SourceAuth | undefined> {
+  const ref = SOURCES[name].secretRef(spec.source[name]!);
+  return ref ? readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name) : undefined;
+}
+
 /** The credentials and the revision of the spec's source, through its kind `name`. */
 async function resolveAs<K extends SourceKindName>(
   ctx: RunContext,
