@@ -27,12 +27,12 @@ import {
 } from "../plan/index.ts";
 import { destinationIssue } from "../render/index.ts";
 import { type RunContext, type RunOptions, runContext } from "./context.ts";
+import { deleteHooksOf } from "./delete-hooks.ts";
 import { connectDestination, countingRemotes } from "./destination.ts";
 import { isRestart } from "./lease.ts";
 import type { Ports, RequestCounts } from "./ports.ts";
 import type { RunLine, RunResult } from "./record.ts";
 import { redactingPorts } from "./redaction.ts";
-import { deleteHooksOf } from "./delete-hooks.ts";
 import { type Desired, type ResolvedSource, renderRevision, resolveSource } from "./source.ts";
 import { carryOut, isConflict, isRecordable, type PreparedRun } from "./steps.ts";
 

@@ -11,8 +11,8 @@ import {
 } from "../plan/index.ts";
 import { restartWorkloads } from "./apply.ts";
 import type { RunContext } from "./context.ts";
-import { syncDns } from "./dns.ts";
 import type { DeleteHooks } from "./delete-hooks.ts";
+import { syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { abortedOutcome, failedOutcome } from "./failed.ts";
 import { finalizeApp, terminating } from "./finalize.ts";
