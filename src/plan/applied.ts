@@ -59,6 +59,12 @@ export interface AppliedInput {
   finished?: ReadonlySet<string>;
   /** refKeys of failed objects the API server may have stored all the same. */
   uncertain?: ReadonlySet<string>;
+  /**
+   * Objects of a later sync wave not applied yet (an earlier wave is not healthy), with why:
+   * OutOfSync, not failed; the render is not recorded as applied (no objectHash), so the next
+   * run applies again and goes on.
+   */
+  pending?: ReadonlyMap<string, string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -106,7 +112,10 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   for (const ref of desiredRefs) {
     const key = refKey(ref);
     const error = input.failed.get(key);
-    if (error === undefined) {
+    const waiting = input.pending?.get(key);
+    if (error === undefined && waiting !== undefined) {
+      resources.push(resourceStatus(ref, "OutOfSync", input.health.byKey.get(key), waiting));
+    } else if (error === undefined) {
       resources.push(resourceStatus(ref, "Synced", input.health.byKey.get(key)));
     } else {
       failures.push(`${describeRef(ref)}: ${error.message}`);
@@ -128,7 +137,8 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   const owned = inventoryAfterApply({
     previous: input.previous,
     desired: desiredRefs,
-    failed: new Set(input.failed.keys()),
+    // Not applied yet is, for the inventory, as not applied: the earlier form's hash stays.
+    failed: new Set([...input.failed.keys(), ...(input.pending?.keys() ?? [])]),
     ...(input.uncertain ? { uncertain: input.uncertain } : {}),
     kept: [
       ...input.prune.failed.map((f) => f.ref),
@@ -164,12 +174,16 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     events.push({ type: "Warning", reason: EventReason.PruneSkipped, message: skip.reason });
   }
   const failed = failures.length > 0 || pruneErrors.length > 0;
+  const pending = (input.pending?.size ?? 0) > 0;
   const rolledBack = input.reason === "Rollback" && input.target.revision !== input.sourceRevision;
   const out: RunOutcome = {
     inventory,
     resources: sortResources(resources),
     health: { status: input.health.status, reason: input.health.reason },
-    syncStatus: !failed && input.target.revision === input.sourceRevision ? "Synced" : "OutOfSync",
+    syncStatus:
+      !failed && !pending && input.target.revision === input.sourceRevision
+        ? "Synced"
+        : "OutOfSync",
     events,
     rolledBackFrom: rolledBack ? input.sourceRevision : null,
     rolledBackFromObjectHash: rolledBack ? (input.sourceObjectHash ?? null) : null,
@@ -179,7 +193,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   if (input.applied.size > 0 || failures.length === 0) {
     out.deleteHooks = (input.target.deleteHooks ?? []).map(refOf);
     out.applied =
-      failures.length > 0
+      failures.length > 0 || pending
         ? { revision: input.target.revision }
         : { revision: input.target.revision, objectHash: input.target.objectHash };
   }

@@ -8,6 +8,7 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
+import { assessSet } from "../health/index.ts";
 import {
   autoscaledApplyForms,
   type FailedApply,
@@ -16,6 +17,7 @@ import {
   sharedNamespaceForm,
   unchangedTtlJobs,
 } from "../plan/index.ts";
+import { hookOf, syncWaveOf } from "../render/index.ts";
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
 import { type HookRecord, planHooks, runHookEvent } from "./hooks.ts";
@@ -36,6 +38,12 @@ export interface ApplyOutcome {
   adopted?: ObjectRef[];
   /** Set when a pre-sync hook failed: the rest was not applied, and nothing may be pruned. */
   halted?: string;
+  /**
+   * Objects of later sync waves not applied yet because an earlier wave is not healthy (and
+   * post hooks, which follow the last wave), with why, by refKey: the run ends Progressing and
+   * the next one goes on. Nothing may be pruned meanwhile.
+   */
+  pending: Map<string, string>;
   /**
    * Jobs not applied because their TTL removed them once finished (unchangedTtlJobs), and hooks
    * gone once run (deleted by their delete policy, or not run in this apply and absent).
@@ -95,6 +103,7 @@ export async function applyDesired(
     ctx.ports.sleep,
     redactOf(ctx),
     releaseAction(ctx),
+    waveGate(ctx, objects),
   );
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
@@ -125,6 +134,43 @@ export async function applyDesired(
  */
 export function releaseAction(ctx: RunContext): "install" | "upgrade" {
   return ctx.inventory.length === 0 ? "install" : "upgrade";
+}
+
+/**
+ * Checks a sync wave is healthy before the next is applied (gitops-engine
+ * pkg/sync/sync_context.go: a wave's resources must be healthy before the next wave starts).
+ * For each desired object of wave `wave` (`objects`: the whole render, those left alone as
+ * unchanged included; hooks and Namespaces/CRDs, applied before, left out): its health from the
+ * API server's answer of this apply, else from a read. Never waits.
+ */
+export interface WaveGate {
+  /** The waves of the whole render (its plain objects after the first stage). */
+  waves: readonly number[];
+  /** Why wave `wave` is not healthy yet, or undefined when it is. */
+  check(wave: number, applied: ReadonlyMap<string, KubeObject>): Promise<string | undefined>;
+}
+
+function waveGate(ctx: RunContext, objects: readonly KubeObject[]): WaveGate {
+  const plain = objects.filter((o) => !FIRST_STAGE.has(o.kind) && hookOf(o) === undefined);
+  const waves = [...new Set(plain.map(syncWaveOf))];
+  const check: WaveGate["check"] = async (wave, applied) => {
+    const members = plain.filter((o) => syncWaveOf(o) === wave);
+    const live = new Map<string, KubeObject>();
+    for (const obj of members) {
+      const key = refKey(refOf(obj));
+      const seen = applied.get(key) ?? (await ctx.cluster.get(refOf(obj)));
+      if (seen) live.set(key, seen);
+    }
+    const health = assessSet(members.map(refOf), live, ctx.now);
+    const waiting = members.filter((o) => health.byKey.get(refKey(refOf(o)))?.status !== "Healthy");
+    if (waiting.length === 0) return undefined;
+    const named = waiting.map((o) => {
+      const h = health.byKey.get(refKey(refOf(o)));
+      return `${describeRef(refOf(o))} ${h?.status ?? "Unknown"}`;
+    });
+    return `waiting for sync wave ${wave} to be healthy (${named.join(", ")})`;
+  };
+  return { waves, check };
 }
 
 /**
@@ -194,8 +240,10 @@ export async function applyStaged(
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   redact?: (text: string) => string,
   action?: "install" | "upgrade",
+  gate?: WaveGate,
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = {
+    pending: new Map(),
     applied: new Map(),
     failed: new Map(),
     existing: new Map(),
@@ -227,7 +275,28 @@ export async function applyStaged(
     out.halted = failure;
     return out;
   }
-  await applyAll(rest, cluster, sleep, out, redact);
+  // Sync waves: ascending; each is applied once the one before it is healthy (gate).
+  const waves = [...new Set([...rest.map(syncWaveOf), ...(gate?.waves ?? [])])].sort(
+    (a, b) => a - b,
+  );
+  for (const [i, wave] of waves.entries()) {
+    await applyAll(
+      rest.filter((o) => syncWaveOf(o) === wave),
+      cluster,
+      sleep,
+      out,
+      redact,
+    );
+    // Only when a later wave has something to apply: the last wave's health is the sync's.
+    const later = rest.some((o) => syncWaveOf(o) > wave) || hooks.post.length > 0;
+    const waiting =
+      later && i < waves.length - 1 && gate ? await gate.check(wave, out.applied) : undefined;
+    if (waiting) {
+      const held = [...rest.filter((o) => syncWaveOf(o) > wave), ...hooks.post.flat()];
+      for (const o of held) out.pending.set(refKey(refOf(o)), `not applied yet: ${waiting}`);
+      return out;
+    }
+  }
   await runHookEvent(hooks.post, cluster, sleep, record);
   return out;
 }
