@@ -191,7 +191,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   // A partial apply records the revision but not the hash, so the next run applies again
   // (a CRD installed since, a namespace created since) instead of calling the set applied.
   if (input.applied.size > 0 || failures.length === 0) {
-    out.deleteHooks = (input.target.deleteHooks ?? []).map(refOf);
+    if (input.target.deleteHooks) out.deleteHooks = input.target.deleteHooks.map(refOf);
     out.applied =
       failures.length > 0 || pending
         ? { revision: input.target.revision }
@@ -221,7 +221,9 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   if (input.operation) {
     const message = failed
       ? [...failures, ...pruneErrors].join("; ")
-      : `applied ${input.target.revision}`;
+      : pending
+        ? `applied ${input.target.revision} in part: ${[...(input.pending?.values() ?? [])][0]}`
+        : `applied ${input.target.revision}`;
     const done = operationOutcome(
       input.operation,
       failed ? "Failed" : "Succeeded",
