@@ -103,7 +103,7 @@ export async function applyDesired(
     ctx.ports.sleep,
     redactOf(ctx),
     releaseAction(ctx),
-    waveGate(ctx, objects),
+    waveGate(ctx.cluster, ctx.now, objects),
   );
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
@@ -150,7 +150,11 @@ export interface WaveGate {
   check(wave: number, applied: ReadonlyMap<string, KubeObject>): Promise<string | undefined>;
 }
 
-function waveGate(ctx: RunContext, objects: readonly KubeObject[]): WaveGate {
+export function waveGate(
+  cluster: ClusterPort,
+  now: Date,
+  objects: readonly KubeObject[],
+): WaveGate {
   const plain = objects.filter((o) => !FIRST_STAGE.has(o.kind) && hookOf(o) === undefined);
   const waves = [...new Set(plain.map(syncWaveOf))];
   const check: WaveGate["check"] = async (wave, applied) => {
@@ -158,10 +162,10 @@ function waveGate(ctx: RunContext, objects: readonly KubeObject[]): WaveGate {
     const live = new Map<string, KubeObject>();
     for (const obj of members) {
       const key = refKey(refOf(obj));
-      const seen = applied.get(key) ?? (await ctx.cluster.get(refOf(obj)));
+      const seen = applied.get(key) ?? (await cluster.get(refOf(obj)));
       if (seen) live.set(key, seen);
     }
-    const health = assessSet(members.map(refOf), live, ctx.now);
+    const health = assessSet(members.map(refOf), live, now);
     const waiting = members.filter((o) => health.byKey.get(refKey(refOf(o)))?.status !== "Healthy");
     if (waiting.length === 0) return undefined;
     const named = waiting.map((o) => {

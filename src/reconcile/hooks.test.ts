@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createFakeKube } from "../../test/support/fake-kube.ts";
 import { type KubeObject, refKey, refOf } from "../core/index.ts";
-import { applyStaged } from "./apply.ts";
+import { applyStaged, waveGate } from "./apply.ts";
 import { type HookRecord, planHooks, runHookEvent } from "./hooks.ts";
 
 const job = (name: string, hook: string, extra: Record<string, string> = {}): KubeObject => ({
@@ -167,5 +167,72 @@ describe("applyStaged: hooks by release action", () => {
     expect([...second.finished]).toEqual([refKey(refOf(install))]);
     expect([...second.existing.keys()]).toEqual([refKey(refOf(kept))]);
     expect([...second.failed]).toEqual([]);
+  });
+});
+
+describe("applyStaged: sync waves", () => {
+  const wave = (o: KubeObject, w: string, key = "argocd.argoproj.io/sync-wave"): KubeObject => ({
+    ...o,
+    metadata: { ...o.metadata, annotations: { [key]: w } },
+  });
+  const first = wave({ ...cm, metadata: { ...cm.metadata, name: "first" } }, "-1");
+  const db = wave(
+    { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "db", namespace: "team-a" } },
+    "0",
+    "plumb.dev/sync-wave",
+  );
+  const last = wave({ ...cm, metadata: { ...cm.metadata, name: "last" } }, "3");
+  const now = new Date("2026-12-01T00:00:00Z");
+
+  it("applies a wave once the one before is healthy, and leaves the later ones pending", async () => {
+    const { kube } = finishingKube();
+    const objects = [last, db, first];
+    const out = await applyStaged(
+      objects,
+      kube,
+      sleep,
+      undefined,
+      "install",
+      waveGate(kube, now, objects),
+    );
+    // The new Deployment has no status yet (Progressing): wave 3 waits.
+    expect([...out.applied.keys()]).toEqual([refKey(refOf(first)), refKey(refOf(db))]);
+    expect([...out.pending]).toEqual([
+      [
+        refKey(refOf(last)),
+        "not applied yet: waiting for sync wave 0 to be healthy (Deployment team-a/db Progressing)",
+      ],
+    ]);
+    expect([...out.failed]).toEqual([]);
+  });
+
+  it("goes on from a wave left alone (not applied this run) once it is healthy", async () => {
+    const { kube } = finishingKube();
+    const available = {
+      ...db,
+      metadata: { ...db.metadata, generation: 1 },
+      spec: { replicas: 1 },
+      status: {
+        observedGeneration: 1,
+        replicas: 1,
+        updatedReplicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+        conditions: [{ type: "Available", status: "True" }],
+      },
+    };
+    kube.objects.set(refKey(refOf(db)), available);
+    kube.objects.set(refKey(refOf(first)), first);
+    // Only wave 3 changed; wave 0 is read and found healthy.
+    const out = await applyStaged(
+      [last],
+      kube,
+      sleep,
+      undefined,
+      "upgrade",
+      waveGate(kube, now, [first, db, last]),
+    );
+    expect([...out.applied.keys()]).toEqual([refKey(refOf(last))]);
+    expect(out.pending.size).toBe(0);
   });
 });
