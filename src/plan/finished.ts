@@ -8,8 +8,12 @@ import { hookOf } from "../render/index.ts";
 
 /** What a finished Job's resource line and health say. */
 export const FINISHED_MESSAGE = "finished; removed after its ttlSecondsAfterFinished";
-/** What a hook's resource line and health say once it ran and is gone (its delete policy). */
-export const HOOK_FINISHED_MESSAGE = "hook ran; not present (deleted by its delete policy)";
+/**
+ * What the resource line and health of a hook that is not there say: it was deleted by its
+ * delete policy once it ran, or its event has not come (a pre-upgrade hook after the install).
+ */
+export const HOOK_FINISHED_MESSAGE =
+  "hook not present: it runs on its events only, and its delete policy removes it once run";
 
 const isHook = (obj: KubeObject | undefined) => {
   const hook = obj && hookOf(obj);

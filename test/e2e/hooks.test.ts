@@ -129,7 +129,8 @@ describe("Helm hooks", () => {
     expect(installed.resources?.find((r) => r.name === "migrate")).toMatchObject({
       status: "Synced",
       health: "Healthy",
-      message: "hook ran; not present (deleted by its delete policy)",
+      message:
+        "hook not present: it runs on its events only, and its delete policy removes it once run",
     });
 
     // A full comparison of the same render: no drift, nothing applied, no hook runs.
