@@ -101,5 +101,9 @@ describe("syncWaveOf (Argo CD's sync wave)", () => {
     ).toBe(1);
     expect(syncWaveOf(obj({ "plumb.dev/sync-wave": "one" }))).toBe(0);
     expect(syncWaveOf(obj({ "plumb.dev/sync-wave": "1.5" }))).toBe(0);
+    expect(syncWaveOf(obj({ "plumb.dev/sync-wave": "+4" }))).toBe(4);
+    // strconv.Atoi refuses these, so Argo CD reads 0.
+    expect(syncWaveOf(obj({ "plumb.dev/sync-wave": " 2" }))).toBe(0);
+    expect(syncWaveOf(obj({ "plumb.dev/sync-wave": "0x10" }))).toBe(0);
   });
 });

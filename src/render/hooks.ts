@@ -96,16 +96,17 @@ export function isDeleteHook(object: KubeObject): boolean {
 }
 
 /**
- * The sync wave of an object: argocd.argoproj.io/sync-wave, else plumb.dev/sync-wave, an
- * integer (default 0; a value that is not one counts as 0, as Argo CD's parse falls back).
- * gitops-engine pkg/sync/syncwaves/waves.go.
+ * The sync wave of a plain object: argocd.argoproj.io/sync-wave, else plumb.dev/sync-wave, a
+ * decimal integer as Go's strconv.Atoi reads it (default 0, and 0 for a value that is not
+ * one: Argo CD then falls back to the Helm hook weight, which a plain object does not have).
+ * gitops-engine pkg/sync/syncwaves/waves.go Wave.
  */
 export function syncWaveOf(object: KubeObject): number {
   const annotations = object.metadata.annotations ?? {};
   const value = annotations[SYNC_WAVE_ANNOTATION] ?? annotations[PLUMB_SYNC_WAVE_ANNOTATION];
-  if (value === undefined) return 0;
-  const wave = Number(value.trim());
-  return Number.isInteger(wave) ? wave : 0;
+  if (value === undefined || !/^[+-]?\d+$/.test(value)) return 0;
+  const wave = Number.parseInt(value, 10);
+  return Number.isSafeInteger(wave) ? wave : 0;
 }
 
 /** Drops objects whose hooks never run (Helm test and rollback hooks). */
