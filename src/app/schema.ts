@@ -969,6 +969,12 @@ export const AppStatus = z
       .array(InventoryEntry)
       .optional()
       .describe("Objects this App applied and owns, with the cluster each is on."),
+    deleteHooks: z
+      .array(ObjectRef)
+      .optional()
+      .describe(
+        "The pre-delete and post-delete hooks (helm.sh/hook) of the revision last applied: run from the finalizer, rendered again from status.revision, when the App is deleted.",
+      ),
     clusters: z
       .array(ClusterRecord)
       .optional()

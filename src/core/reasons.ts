@@ -14,6 +14,11 @@ export const FailureReason = {
   ApplyFailed: "ApplyFailed",
   /** Some objects could not be pruned. */
   PruneFailed: "PruneFailed",
+  /**
+   * A pre-delete or post-delete hook of an App being deleted failed, did not finish in time,
+   * or did not render: the App is kept (its finalizer stays) and the next run tries again.
+   */
+  HookFailed: "HookFailed",
   /** A host an Ingress of the App would serve is served by another Ingress: nothing applied. */
   HostConflict: "HostConflict",
   /**

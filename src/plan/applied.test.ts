@@ -511,3 +511,62 @@ describe("appliedOutcome with a prune pending on a rollout", () => {
     expect(out.health).toEqual({ status: "Degraded", reason: "web: crash" });
   });
 });
+
+describe("appliedOutcome: sync waves still pending", () => {
+  it("a later wave not applied yet: OutOfSync, no failure, the render not recorded as applied", () => {
+    const waiting =
+      "not applied yet: waiting for sync wave 0 to be healthy (ConfigMap team-a/cfg Progressing)";
+    const out = appliedOutcome(
+      input({
+        previous: [],
+        applied: byKey(cfg),
+        pending: new Map([[refKey(WEB), waiting]]),
+        target: {
+          revision: R2,
+          objects: [cfg, web],
+          objectHash: "h2",
+          hashes: new Map([
+            [refKey(CFG), "c"],
+            [refKey(WEB), "w"],
+          ]),
+        },
+        health: {
+          byKey: new Map([
+            [refKey(CFG), { status: "Progressing" }],
+            [refKey(WEB), { status: "Progressing", message: waiting }],
+          ]),
+          status: "Progressing",
+          reason: "2 objects progressing",
+        },
+      }),
+    );
+    expect(out.resources).toEqual([
+      line(CFG, "Synced", "Progressing"),
+      line(WEB, "OutOfSync", "Progressing", waiting),
+    ]);
+    expect(out.syncStatus).toBe("OutOfSync");
+    expect(out.failure).toBeUndefined();
+    expect(out.applied).toEqual({ revision: R2 });
+    // web never applied: not in the inventory yet; cfg with the hash of the form applied.
+    expect(out.inventory).toEqual([{ ...CFG, hash: "c" }]);
+  });
+});
+
+describe("appliedOutcome: delete hooks", () => {
+  it("records the applied render's delete hooks for the finalizer (status.deleteHooks)", () => {
+    const backup: KubeObject = {
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: {
+        name: "backup",
+        namespace: "team-a",
+        annotations: { "helm.sh/hook": "pre-delete" },
+      },
+    };
+    const target = { revision: R2, objects: [cfg, web], objectHash: "h2", deleteHooks: [backup] };
+    expect(appliedOutcome(input({ target })).deleteHooks).toEqual([refOf(backup)]);
+    expect(appliedOutcome(input({ target: { ...target, deleteHooks: [] } })).deleteHooks).toEqual(
+      [],
+    );
+  });
+});

@@ -38,6 +38,8 @@ export interface AppliedInput {
     objects: readonly KubeObject[];
     objectHash: string;
     hashes?: ReadonlyMap<string, string>;
+    /** Its pre-delete and post-delete hooks (recorded for the finalizer). */
+    deleteHooks?: readonly KubeObject[];
   };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
@@ -57,6 +59,12 @@ export interface AppliedInput {
   finished?: ReadonlySet<string>;
   /** refKeys of failed objects the API server may have stored all the same. */
   uncertain?: ReadonlySet<string>;
+  /**
+   * Objects of a later sync wave not applied yet (an earlier wave is not healthy), with why:
+   * OutOfSync, not failed; the render is not recorded as applied (no objectHash), so the next
+   * run applies again and goes on.
+   */
+  pending?: ReadonlyMap<string, string>;
   /** What the prune step did: deleted, failed deletes, skips, and objects kept (prune off). */
   prune: {
     deleted: readonly ObjectRef[];
@@ -121,7 +129,10 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   for (const ref of desiredRefs) {
     const key = refKey(ref);
     const error = input.failed.get(key);
-    if (error === undefined) {
+    const waiting = input.pending?.get(key);
+    if (error === undefined && waiting !== undefined) {
+      resources.push(resourceStatus(ref, "OutOfSync", input.health.byKey.get(key), waiting));
+    } else if (error === undefined) {
       resources.push(resourceStatus(ref, "Synced", input.health.byKey.get(key)));
     } else {
       failures.push(`${describeRef(ref)}: ${error.message}`);
@@ -144,7 +155,8 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   const owned = inventoryAfterApply({
     previous: input.previous,
     desired: desiredRefs,
-    failed: new Set(input.failed.keys()),
+    // Not applied yet is, for the inventory, as not applied: the earlier form's hash stays.
+    failed: new Set([...input.failed.keys(), ...(input.pending?.keys() ?? [])]),
     ...(input.uncertain ? { uncertain: input.uncertain } : {}),
     kept: [
       ...input.prune.failed.map((f) => f.ref),
@@ -184,12 +196,16 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
     events.push({ type: "Warning", reason: EventReason.PruneSkipped, message: skip.reason });
   }
   const failed = failures.length > 0 || pruneErrors.length > 0;
+  const pending = (input.pending?.size ?? 0) > 0;
   const rolledBack = input.reason === "Rollback" && input.target.revision !== input.sourceRevision;
   const out: RunOutcome = {
     inventory,
     resources: sortResources(resources),
     health: pendingHealth(input.health, input.prune.skipped),
-    syncStatus: !failed && input.target.revision === input.sourceRevision ? "Synced" : "OutOfSync",
+    syncStatus:
+      !failed && !pending && input.target.revision === input.sourceRevision
+        ? "Synced"
+        : "OutOfSync",
     events,
     rolledBackFrom: rolledBack ? input.sourceRevision : null,
     rolledBackFromObjectHash: rolledBack ? (input.sourceObjectHash ?? null) : null,
@@ -197,8 +213,9 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   // A partial apply records the revision but not the hash, so the next run applies again
   // (a CRD installed since, a namespace created since) instead of calling the set applied.
   if (input.applied.size > 0 || failures.length === 0) {
+    if (input.target.deleteHooks) out.deleteHooks = input.target.deleteHooks.map(refOf);
     out.applied =
-      failures.length > 0
+      failures.length > 0 || pending
         ? { revision: input.target.revision }
         : { revision: input.target.revision, objectHash: input.target.objectHash };
   }
@@ -226,7 +243,9 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
   if (input.operation) {
     const message = failed
       ? [...failures, ...pruneErrors].join("; ")
-      : `applied ${input.target.revision}`;
+      : pending
+        ? `applied ${input.target.revision} in part: ${[...(input.pending?.values() ?? [])][0]}`
+        : `applied ${input.target.revision}`;
     const done = operationOutcome(
       input.operation,
       failed ? "Failed" : "Succeeded",

@@ -310,3 +310,24 @@ describe("compareDesired: a held preview with dry-run changes ", () => {
     });
   });
 });
+
+describe("compareDesired: hooks", () => {
+  it("a live hook that differs from its render is not drift (it runs when its event comes)", () => {
+    const hook: KubeObject = {
+      ...a,
+      metadata: { ...a.metadata, annotations: { "helm.sh/hook": "pre-install" } },
+    };
+    const out = compareDesired(
+      input({
+        inventory: [A],
+        desired: [hook],
+        live: new Map([[refKey(A), liveOf(hook, { k: "2" })]]),
+        health: new Map([[refKey(A), healthy]]),
+        applied: new Set([refKey(A)]),
+        diffs: new Map([[refKey(A), { fields: [edited] }]]),
+      }),
+    );
+    expect(out.drift).toEqual([]);
+    expect(out.resources).toEqual([line(A, "Synced", "Healthy")]);
+  });
+});

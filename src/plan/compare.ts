@@ -4,6 +4,7 @@
 // serverDiff of a dry run), found by the loop; this only sorts them. Pure.
 import type { DriftEntry, HealthStatus, ResourceStatus } from "../app/index.ts";
 import { type KubeObject, type ObjectRef, refKey, refOf } from "../core/index.ts";
+import { hookOf } from "../render/index.ts";
 import { applyOnlyIfAbsent } from "./apply-policy.ts";
 import type { DriftedField } from "./drift.ts";
 import { refOnly } from "./inventory.ts";
@@ -111,7 +112,11 @@ export function compareDesired(input: CompareInput): Comparison {
       continue;
     }
     // An apply-if-absent object is never drift: once it exists, it is not plumb's to correct.
-    const diff = (!applyOnlyIfAbsent(want) && input.diffs?.get(key)) || { fields: [] };
+    // Nor is a hook: it runs when its event comes, not to correct the cluster (Argo CD leaves
+    // hooks out of the comparison too).
+    const diff = (!applyOnlyIfAbsent(want) && !isHook(want) && input.diffs?.get(key)) || {
+      fields: [],
+    };
     if ("error" in diff) {
       errors.push({ ref, message: diff.error, terminal: diff.terminal });
       const message = input.held ? `will fail: ${diff.error}` : diff.error;
@@ -139,4 +144,9 @@ export function compareDesired(input: CompareInput): Comparison {
     resources.push(...previews);
   }
   return { resources: sortResources(resources), drift, errors };
+}
+
+function isHook(obj: KubeObject): boolean {
+  const hook = hookOf(obj);
+  return hook !== undefined && hook !== "skip";
 }

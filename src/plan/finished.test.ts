@@ -16,6 +16,15 @@ const cm: KubeObject = {
   kind: "ConfigMap",
   metadata: { name: "c", namespace: "team-a" },
 };
+const hook = (o: KubeObject, policy: string): KubeObject => ({
+  ...o,
+  metadata: {
+    ...o.metadata,
+    annotations: { "helm.sh/hook": "pre-upgrade", "helm.sh/hook-delete-policy": policy },
+  },
+});
+const migration = hook(once, "hook-succeeded");
+const hookCm = hook(cm, "hook-succeeded");
 const key = (o: KubeObject) => refKey(refOf(o));
 const entry = (o: KubeObject, hash?: string, finished?: boolean): InventoryEntry => ({
   ...refOf(o),
@@ -86,7 +95,34 @@ describe("finishedJobs", () => {
       [migrate],
     ],
     ["the fast path: unmarked stays unknown", [entry(migrate, "j1")], live(), undefined, []],
-    ["not a Job", [entry(cm, "c1", true)], live(), undefined, []],
+    [
+      "the fast path: any kind an earlier run marked (a hook ConfigMap deleted once run)",
+      [entry(cm, "c1", true)],
+      live(),
+      undefined,
+      [cm],
+    ],
+    [
+      "not a Job, not a hook, gone: deleted, not finished",
+      [entry(cm, "c1")],
+      live(),
+      render([cm], hashes([cm, "c1"])),
+      [],
+    ],
+    [
+      "a hook applied in its rendered form and gone (its delete policy): finished, any kind",
+      [entry(migration, "m1"), entry(hookCm, "c1")],
+      live(),
+      render([migration, hookCm], hashes([migration, "m1"], [hookCm, "c1"])),
+      [migration, hookCm],
+    ],
+    [
+      "a hook whose rendered form changed: not finished",
+      [entry(migration, "m1", true)],
+      live(),
+      render([migration], hashes([migration, "m2"])),
+      [],
+    ],
   ])("%s", (_name, inventory, liveObjects, rendered, expected) => {
     expect(finishedJobs(inventory, liveObjects, rendered)).toEqual(new Set(expected.map(key)));
   });
@@ -99,6 +135,13 @@ describe("unchangedTtlJobs", () => {
     const h = hashes([migrate, "j1"], [once, "o1"], [job("new", 5), "n1"], [job("fresh", 5), "f1"]);
     expect(unchangedTtlJobs(objects, inventory, h)).toEqual(new Set([key(migrate)]));
     expect(unchangedTtlJobs(objects, inventory, undefined)).toEqual(new Set());
+  });
+
+  it("leaves out hooks: a hook runs whenever its event comes, whatever its form", () => {
+    const ttlHook = hook(migrate, "before-hook-creation");
+    expect(unchangedTtlJobs([ttlHook], [entry(ttlHook, "j1")], hashes([ttlHook, "j1"]))).toEqual(
+      new Set(),
+    );
   });
 });
 

@@ -4,9 +4,21 @@
 // inventory entry: the hash of the form applied, and `finished` once it is gone. Pure.
 import type { InventoryEntry } from "../app/index.ts";
 import { groupOf, isRecord, type KubeObject, refKey, refOf } from "../core/index.ts";
+import { hookOf } from "../render/index.ts";
 
 /** What a finished Job's resource line and health say. */
 export const FINISHED_MESSAGE = "finished; removed after its ttlSecondsAfterFinished";
+/**
+ * What the resource line and health of a hook that is not there say: it was deleted by its
+ * delete policy once it ran, or its event has not come (a pre-upgrade hook after the install).
+ */
+export const HOOK_FINISHED_MESSAGE =
+  "hook not present: it runs on its events only, and its delete policy removes it once run";
+
+const isHook = (obj: KubeObject | undefined) => {
+  const hook = obj && hookOf(obj);
+  return hook !== undefined && hook !== "skip";
+};
 
 const isJob = (r: { apiVersion: string; kind: string }) =>
   r.kind === "Job" && groupOf(r.apiVersion) === "batch";
@@ -32,7 +44,10 @@ export function unchangedTtlJobs(
   for (const obj of objects) {
     const key = refKey(refOf(obj));
     const hash = hashes?.get(key);
-    if (hasTtl(obj) && hash !== undefined && applied.get(key) === hash) out.add(key);
+    // A hook runs whenever its event comes, whatever its form (hooks.ts).
+    if (hasTtl(obj) && !isHook(obj) && hash !== undefined && applied.get(key) === hash) {
+      out.add(key);
+    }
   }
   return out;
 }
@@ -41,6 +56,9 @@ export function unchangedTtlJobs(
  * refKeys of the inventory's Jobs that are finished and gone: absent from `live`, and either
  * - rendered with a TTL in the very form plumb applied (the TTL controller removes only finished
  *   Jobs; with `ttlSecondsAfterFinished: 0` plumb may never see one complete), or
+ * - a Helm hook of the render (any kind) that plumb applied in this very form: a hook is
+ *   deleted by its delete policy once run (hook-succeeded, hook-failed), and comes back only
+ *   when its event does (a hook is never drift, as in Argo CD), or
  * - marked `finished` by an earlier run, when this run did not render (the fast path).
  * A Job whose rendered form changed is not finished: its new form is due.
  * @param rendered the render and its per-object hashes, or undefined on the fast path
@@ -54,15 +72,14 @@ export function finishedJobs(
   const out = new Set<string>();
   for (const entry of inventory) {
     const key = refKey(entry);
-    if (!isJob(entry) || live.has(key)) continue;
+    if (live.has(key)) continue;
     if (!rendered) {
       if (entry.finished) out.add(key);
       continue;
     }
     const obj = byKey.get(key);
-    if (obj && hasTtl(obj) && entry.hash !== undefined && rendered.hashes.get(key) === entry.hash) {
-      out.add(key);
-    }
+    const form = entry.hash !== undefined && rendered.hashes.get(key) === entry.hash;
+    if (obj && form && (isHook(obj) || (isJob(entry) && hasTtl(obj)))) out.add(key);
   }
   return out;
 }
@@ -76,4 +93,22 @@ export function markFinished(
     const { finished: _f, ...rest } = e;
     return finished.has(refKey(e)) ? { ...rest, finished: true } : rest;
   });
+}
+
+/**
+ * The message of each finished object (finishedJobs, ApplyOutcome.finished): a hook's says it
+ * ran (HOOK_FINISHED_MESSAGE), a Job's its TTL removed it (FINISHED_MESSAGE).
+ * @param objects the render the keys are of (a key not in it reads as a TTL Job)
+ */
+export function finishedMessages(
+  finished: ReadonlySet<string>,
+  objects: readonly KubeObject[] | undefined,
+): Map<string, string> {
+  const byKey = new Map(objects?.map((o) => [refKey(refOf(o)), o]));
+  return new Map(
+    [...finished].map((key) => [
+      key,
+      isHook(byKey.get(key)) ? HOOK_FINISHED_MESSAGE : FINISHED_MESSAGE,
+    ]),
+  );
 }

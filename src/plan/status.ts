@@ -5,6 +5,7 @@ import type {
   DriftEntry,
   HealthStatus,
   InventoryEntry,
+  ObjectRef,
   OperationState,
   ResourceStatus,
   SyncStatus,
@@ -79,6 +80,8 @@ export interface RunRecord {
   inventory: InventoryEntry[];
   /** The remote clusters the inventory has entries on, with their Secrets. */
   clusters?: ClusterRecord[] | undefined;
+  /** With `applied`: the applied render's pre-delete and post-delete hooks (status.deleteHooks). */
+  deleteHooks?: ObjectRef[];
   resources: ResourceStatus[];
   health: { status: HealthStatus; reason: string };
   drift?: DriftEntry[];
@@ -141,6 +144,9 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
     set("shortRevision", shortRevision(run.applied.revision));
     set("objectHash", run.applied.objectHash);
     set("lastSyncedAt", run.now.toISOString());
+    if (run.deleteHooks !== undefined) {
+      set("deleteHooks", run.deleteHooks.length > 0 ? run.deleteHooks : undefined);
+    }
     if (prev.heldRevision === run.applied.revision) held = null;
   }
   if (held === null) {

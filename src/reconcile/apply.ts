@@ -8,6 +8,7 @@ import {
   refKey,
   refOf,
 } from "../core/index.ts";
+import { assessSet } from "../health/index.ts";
 import {
   autoscaledApplyForms,
   type FailedApply,
@@ -16,9 +17,10 @@ import {
   sharedNamespaceForm,
   unchangedTtlJobs,
 } from "../plan/index.ts";
+import { hookOf, syncWaveOf } from "../render/index.ts";
 import { applyObject } from "./apply-object.ts";
 import type { RunContext } from "./context.ts";
-import { planHooks, runHookGroup } from "./hooks.ts";
+import { type HookRecord, planHooks, runHookEvent } from "./hooks.ts";
 import { keepIgnored } from "./ignore.ts";
 import { isRestart } from "./lease.ts";
 import type { ClusterPort } from "./ports.ts";
@@ -37,7 +39,16 @@ export interface ApplyOutcome {
   adopted?: ObjectRef[];
   /** Set when a pre-sync hook failed: the rest was not applied, and nothing may be pruned. */
   halted?: string;
-  /** Jobs not applied because their TTL removed them once finished (unchangedTtlJobs). */
+  /**
+   * Objects of later sync waves not applied yet because an earlier wave is not healthy (and
+   * post hooks, which follow the last wave), with why, by refKey: the run ends Progressing and
+   * the next one goes on. Nothing may be pruned meanwhile.
+   */
+  pending: Map<string, string>;
+  /**
+   * Jobs not applied because their TTL removed them once finished (unchangedTtlJobs), and hooks
+   * gone once run (deleted by their delete policy, or not run in this apply and absent).
+   */
   finished: Set<string>;
   /**
    * refKeys of failed objects the API server may have stored all the same: the answer was
@@ -88,7 +99,14 @@ export async function applyDesired(
   const owned = new Set(ctx.inventory.map(refKey));
   const kept = await keepIgnored(ctx, takeover.apply);
   const forms = autoscaledApplyForms(kept, owned, objects);
-  const outcome = await applyStaged(forms.objects, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
+  const outcome = await applyStaged(
+    forms.objects,
+    ctx.cluster,
+    ctx.ports.sleep,
+    redactOf(ctx),
+    releaseAction(ctx),
+    waveGate(ctx.cluster, ctx.now, objects),
+  );
   for (const [key, live] of takeover.present) outcome.applied.set(key, live);
   for (const [key, message] of takeover.refused)
     outcome.failed.set(key, { message, terminal: false });
@@ -112,6 +130,55 @@ export async function applyDesired(
 }
 
 /**
+ * What this apply is to the release: an install while the App has applied nothing on this
+ * destination (its inventory there is empty), an upgrade after that — Helm's `upgrade
+ * --install` tells them apart by whether the release exists (cmd/helm/upgrade.go).
+ */
+export function releaseAction(ctx: RunContext): "install" | "upgrade" {
+  return ctx.inventory.length === 0 ? "install" : "upgrade";
+}
+
+/**
+ * Checks a sync wave is healthy before the next is applied (gitops-engine
+ * pkg/sync/sync_context.go: a wave's resources must be healthy before the next wave starts).
+ * For each desired object of wave `wave` (`objects`: the whole render, those left alone as
+ * unchanged included; hooks and Namespaces/CRDs, applied before, left out): its health from the
+ * API server's answer of this apply, else from a read. Never waits.
+ */
+export interface WaveGate {
+  /** The waves of the whole render (its plain objects after the first stage). */
+  waves: readonly number[];
+  /** Why wave `wave` is not healthy yet, or undefined when it is. */
+  check(wave: number, applied: ReadonlyMap<string, KubeObject>): Promise<string | undefined>;
+}
+
+export function waveGate(
+  cluster: ClusterPort,
+  now: Date,
+  objects: readonly KubeObject[],
+): WaveGate {
+  const plain = objects.filter((o) => !FIRST_STAGE.has(o.kind) && hookOf(o) === undefined);
+  const waves = [...new Set(plain.map(syncWaveOf))];
+  const check: WaveGate["check"] = async (wave, applied) => {
+    const members = plain.filter((o) => syncWaveOf(o) === wave);
+    const live = new Map<string, KubeObject>();
+    for (const obj of members) {
+      const key = refKey(refOf(obj));
+      const seen = applied.get(key) ?? (await cluster.get(refOf(obj)));
+      if (seen) live.set(key, seen);
+    }
+    const health = assessSet(members.map(refOf), live, now);
+    const waiting = members.filter((o) => health.byKey.get(refKey(refOf(o)))?.status !== "Healthy");
+    if (waiting.length === 0) return undefined;
+    const named = waiting.map((o) => {
+      const h = health.byKey.get(refKey(refOf(o)));
+      return `${describeRef(refOf(o))} ${h?.status ?? "Unknown"}`;
+    });
+    return `waiting for sync wave ${wave} to be healthy (${named.join(", ")})`;
+  };
+  return { waves, check };
+}
+
 /**
  * A Namespace other Apps render too keeps the tracking labels of the one that applied it first
  * (sharedNamespaceForm): one read of each such Namespace.
@@ -168,16 +235,21 @@ const CRD_WAIT_MS = 30_000;
  * 500 ms, up to 30 s) until every applied CRD is Established and its kind is in discovery, so
  * custom resources of those kinds in the second stage are served (Flux and Argo CD apply CRDs
  * first for the same reason).
- * Objects annotated helm.sh/hook run as hooks (hooks.ts): pre ones before the rest, post ones
- * after it; when a pre hook fails nothing else is applied and `halted` says why.
+ * Objects annotated helm.sh/hook run as hooks of `action` (hooks.ts): pre-<action> ones before
+ * the rest, post-<action> ones after it; when a pre hook fails nothing else is applied and
+ * `halted` says why. Hooks of other events (all of them without an action: a selfHeal) are not
+ * applied; each is read, live (for its health) or gone (done, in `finished`).
  */
 export async function applyStaged(
   objects: readonly KubeObject[],
   cluster: ClusterPort,
   sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   redact?: (text: string) => string,
+  action?: "install" | "upgrade",
+  gate?: WaveGate,
 ): Promise<ApplyOutcome> {
   const out: ApplyOutcome = {
+    pending: new Map(),
     applied: new Map(),
     failed: new Map(),
     existing: new Map(),
@@ -185,7 +257,7 @@ export async function applyStaged(
     finished: new Set(),
     uncertain: new Set(),
   };
-  const hooks = planHooks(objects);
+  const hooks = planHooks(objects, action);
   const first = hooks.plain.filter((o) => FIRST_STAGE.has(o.kind));
   const rest = hooks.plain.filter((o) => !FIRST_STAGE.has(o.kind));
   await applyAll(first, cluster, sleep, out, redact);
@@ -193,27 +265,64 @@ export async function applyStaged(
     (o) => o.kind === "CustomResourceDefinition" && out.applied.has(refKey(refOf(o))),
   );
   if (crds.length > 0) await waitEstablished(crds, cluster, sleep, out);
-  // Helm hooks: pre-install/upgrade groups run to completion before the rest; a
-  // failed one stops the sync, as in Argo CD.
-  for (const [i, group] of hooks.pre.entries()) {
-    const failure = await runHookGroup(group, cluster, sleep, out.applied, out.failed);
-    if (failure) {
-      const skipped = [...hooks.pre.slice(i).flat(), ...rest, ...hooks.post.flat()];
-      for (const o of skipped) {
-        const key = refKey(refOf(o));
-        if (!out.failed.has(key)) {
-          out.failed.set(key, { message: `not applied: pre-sync ${failure}`, terminal: false });
-        }
+  await readIdle(hooks.idle, cluster, out);
+  const record: HookRecord = { applied: out.applied, failed: out.failed, deleted: out.finished };
+  // Helm hooks: the pre event's groups run to completion before the rest; a failed one stops
+  // the apply, as in Helm and Argo CD.
+  const failure = await runHookEvent(hooks.pre, cluster, sleep, record);
+  if (failure) {
+    const skipped = [...hooks.pre.flat(), ...rest, ...hooks.post.flat()];
+    for (const o of skipped) {
+      const key = refKey(refOf(o));
+      if (!out.failed.has(key) && !out.applied.has(key)) {
+        out.failed.set(key, { message: `not applied: pre-sync ${failure}`, terminal: false });
       }
-      out.halted = failure;
+    }
+    out.halted = failure;
+    return out;
+  }
+  // Sync waves: ascending; each is applied once the one before it is healthy (gate).
+  const waves = [...new Set([...rest.map(syncWaveOf), ...(gate?.waves ?? [])])].sort(
+    (a, b) => a - b,
+  );
+  for (const [i, wave] of waves.entries()) {
+    await applyAll(
+      rest.filter((o) => syncWaveOf(o) === wave),
+      cluster,
+      sleep,
+      out,
+      redact,
+    );
+    // Only when a later wave has something to apply: the last wave's health is the sync's.
+    const later = rest.some((o) => syncWaveOf(o) > wave) || hooks.post.length > 0;
+    const waiting =
+      later && i < waves.length - 1 && gate ? await gate.check(wave, out.applied) : undefined;
+    if (waiting) {
+      const held = [...rest.filter((o) => syncWaveOf(o) > wave), ...hooks.post.flat()];
+      for (const o of held) out.pending.set(refKey(refOf(o)), `not applied yet: ${waiting}`);
       return out;
     }
   }
-  await applyAll(rest, cluster, sleep, out, redact);
-  for (const group of hooks.post) {
-    if (await runHookGroup(group, cluster, sleep, out.applied, out.failed)) break;
-  }
+  await runHookEvent(hooks.post, cluster, sleep, record);
   return out;
+}
+
+/** Hooks that do not run in this apply: live ones for their health, gone ones done. */
+async function readIdle(
+  idle: readonly KubeObject[],
+  cluster: ClusterPort,
+  out: ApplyOutcome,
+): Promise<void> {
+  for (const obj of idle) {
+    const key = refKey(refOf(obj));
+    try {
+      const live = await cluster.get(refOf(obj));
+      if (live) out.existing.set(key, live);
+      else out.finished.add(key);
+    } catch (e) {
+      out.failed.set(key, { message: e instanceof Error ? e.message : String(e), terminal: false });
+    }
+  }
 }
 
 async function applyAll(

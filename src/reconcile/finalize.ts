@@ -4,6 +4,7 @@ import { EventReason, FailureReason } from "../core/index.ts";
 import { type PruneSkip, planPrune, type RunEvent, type RunOutcome } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
+import { type DeleteHooks, runDeleteHooks } from "./delete-hooks.ts";
 import { pruneDeparted } from "./destination.ts";
 import { removeDnsRecords } from "./dns.ts";
 import { listLive } from "./observe.ts";
@@ -28,20 +29,50 @@ export type Finalized = { removed: true } | { removed: false; outcome: RunOutcom
  * remote destination) are pruned there first; a cluster that cannot be reached keeps the
  * finalizer (DestinationUnreachable, retried with backoff) unless the App is annotated
  * plumb.dev/orphan-unreachable: "true".
+ * With prune, the `hooks` of the revision last applied (deleteHooksOf) run first (pre-delete)
+ * and last (post-delete), as Helm's uninstall runs them; a hook that fails or does not finish
+ * in time, or hooks that could not be rendered, keep the finalizer (HookFailed) — a failed
+ * pre-delete hook before anything is pruned.
  */
-export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Finalized> {
-  const kept = (over: Pick<RunOutcome, "inventory" | "failure" | "events">): Finalized => ({
+export async function finalizeApp(
+  ctx: RunContext,
+  prune: boolean,
+  hooks?: DeleteHooks,
+): Promise<Finalized> {
+  const kept = (
+    over: Pick<RunOutcome, "inventory" | "failure" | "events">,
+    remaining = departed.remaining,
+  ): Finalized => ({
     removed: false,
     outcome: {
       resources: ctx.prev.resources ?? [],
       health: { status: ctx.prev.healthStatus ?? "Unknown", reason: ctx.prev.healthReason ?? "" },
       syncStatus: ctx.prev.syncStatus ?? "Unknown",
       ...over,
-      departed: departed.remaining,
+      departed: remaining,
     },
   });
   const finalizers = ctx.app.metadata.finalizers ?? [];
   const inventory = prune ? ctx.inventory : [];
+  const runHooks = prune ? hooks : undefined;
+  if (runHooks && !runHooks.ok) {
+    const { failure } = runHooks;
+    return kept(
+      {
+        inventory: [...ctx.inventory],
+        failure,
+        events: [{ type: "Warning", reason: failure.reason, message: failure.message }],
+      },
+      [...ctx.departed],
+    );
+  }
+  const preDelete = runHooks && (await runDeleteHooks(ctx, runHooks, "pre"));
+  if (preDelete) {
+    return kept(
+      { inventory: [...ctx.inventory], failure: preDelete.failure, events: [preDelete.event] },
+      [...ctx.departed],
+    );
+  }
   // Objects on other clusters first, through the Secrets status.clusters records.
   const departed = await pruneDeparted(ctx, prune);
   if (departed.failure) {
@@ -102,6 +133,10 @@ export async function finalizeApp(ctx: RunContext, prune: boolean): Promise<Fina
       failure,
       events: [{ type: "Warning", reason: failure.reason, message: dnsError }],
     });
+  }
+  const postDelete = runHooks && (await runDeleteHooks(ctx, runHooks, "post"));
+  if (postDelete) {
+    return kept({ inventory: [], failure: postDelete.failure, events: [postDelete.event] });
   }
   await ctx.lease?.ensure();
   await ctx.ports.kube.setFinalizers(

@@ -16,8 +16,8 @@ import {
   type Comparison,
   compareDesired,
   dedupeRefs,
-  FINISHED_MESSAGE,
   finishedJobs,
+  finishedMessages,
   keepIgnoredLive,
   keepLiveSelector,
   markFinished,
@@ -111,6 +111,7 @@ export async function observe(
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
   const finished = finishedJobs(ctx.inventory, live, desired);
+  const done = finishedMessages(finished, desired?.objects);
   // Health is the inventory's; while the render whose apply failed is the desired one, its
   // objects count too, so one the API server refused is Missing, not left out (a failed
   // apply never reads as Healthy; Argo CD counts every resource of the App the same way).
@@ -122,7 +123,7 @@ export async function observe(
   const health = await explainProgressing(
     ctx,
     assessed,
-    assessSet(assessed, live, ctx.now, finishedHealth(finished), ctx.healthChecks),
+    assessSet(assessed, live, ctx.now, finishedHealth(done), ctx.healthChecks),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.
@@ -155,14 +156,13 @@ export async function observe(
     previous: ctx.prev.resources ?? [],
     diffs,
     applied,
-    done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
+    done,
   });
   return { health, comparison, inventory: markFinished(ctx.inventory, finished), live };
 }
 
-/** The health of finished Jobs its TTL removed: Healthy, saying so. */
-export function finishedHealth(finished: ReadonlySet<string>): Map<string, HealthResult> {
-  return new Map(
-    [...finished].map((key) => [key, { status: "Healthy" as const, message: FINISHED_MESSAGE }]),
-  );
+/** The health of finished objects (finishedMessages: Jobs their TTL removed, hooks that ran):
+ * Healthy, saying so. */
+export function finishedHealth(done: ReadonlyMap<string, string>): Map<string, HealthResult> {
+  return new Map([...done].map(([key, message]) => [key, { status: "Healthy" as const, message }]));
 }

@@ -30,6 +30,7 @@ import {
 } from "../plan/index.ts";
 import { destinationIssue } from "../render/index.ts";
 import { type RunContext, type RunOptions, runContext, withPolicy } from "./context.ts";
+import { deleteHooksOf } from "./delete-hooks.ts";
 import { checkDependencies } from "./depends.ts";
 import { connectDestination, countingRemotes } from "./destination.ts";
 import { isRestart } from "./lease.ts";
@@ -121,7 +122,10 @@ async function runOnce(
   }
   const spec = validateSpec(app.spec);
   const interval = spec.ok ? spec.value.interval : DEFAULT_INTERVAL;
-  return carryOut({ ctx: start, interval, plan: planFinalize(app) });
+  const plan = planFinalize(app);
+  // The delete hooks are rendered before the Lease, as a sync's render is (step 7).
+  const deleteHooks = plan.finalize?.prune ? await deleteHooksOf(start) : undefined;
+  return carryOut({ ctx: start, interval, plan, deleteHooks });
 }
 
 /**

@@ -19,7 +19,13 @@ import {
   shortCredential,
 } from "../core/index.ts";
 import { type Failure, renderHash } from "../plan/index.ts";
-import { EngineError, type ParsedObject, renderObjects } from "../render/index.ts";
+import {
+  EngineError,
+  isDeleteHook,
+  isDeleteOnlyHook,
+  type ParsedObject,
+  renderObjects,
+} from "../render/index.ts";
 import type { RunContext } from "./context.ts";
 import type { Ports, SourceAuth } from "./ports.ts";
 import { engineFailure } from "./render-source.ts";
@@ -32,6 +38,11 @@ export interface Desired {
   objectHash: string;
   /** The hash of each object's rendered form, by refKey (status.inventory[].hash once applied). */
   hashes: ReadonlyMap<string, string>;
+  /**
+   * The render's pre-delete and post-delete hooks (isDeleteHook): run by the finalizer, never
+   * by a sync. Those with no other event are not in `objects` (nor in the hashes).
+   */
+  deleteHooks: KubeObject[];
 }
 
 /** What the resolve step found: the revision the source names now, and the credentials used. */
@@ -130,19 +141,41 @@ export async function renderRevision(
     scopes,
   });
   if (!rendered.ok) return err(renderFailed(rendered.error));
+  const objects = rendered.value.filter((o) => !isDeleteOnlyHook(o));
   const hashes = new Map<string, string>();
-  for (const obj of rendered.value) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
+  for (const obj of objects) hashes.set(refKey(refOf(obj)), await hashObjects(obj));
   // Order-independent: the same objects in another order are the same render. The
   // destination is part of what is applied: a new cluster means a sync.
   const objectHash = await renderHash(hashes);
   return ok({
     revision,
-    objects: rendered.value,
+    objects,
+    deleteHooks: rendered.value.filter(isDeleteHook),
     objectHash: ctx.destination
       ? await hashObjects([ctx.destination.server, objectHash])
       : objectHash,
     hashes,
   });
+}
+
+/**
+ * The credentials of the spec's source (its secretRef), without resolving a revision: for a
+ * render of a revision known already (the finalizer's delete hooks). Throws SourceError.
+ */
+export async function sourceAuthOf(
+  ctx: RunContext,
+  spec: AppSpec,
+): Promise<SourceAuth | undefined> {
+  return authAs(ctx, sourceKind(spec), spec);
+}
+
+async function authAs<K extends SourceKindName>(
+  ctx: RunContext,
+  name: K,
+  spec: AppSpec,
+): Promise<SourceAuth | undefined> {
+  const ref = SOURCES[name].secretRef(spec.source[name]!);
+  return ref ? readSourceAuth(ctx.ports, ctx.ref.namespace, ref.name) : undefined;
 }
 
 /** The credentials and the revision of the spec's source, through its kind `name`. */

@@ -11,6 +11,7 @@ import {
 } from "../plan/index.ts";
 import { restartWorkloads } from "./apply.ts";
 import type { RunContext } from "./context.ts";
+import type { DeleteHooks } from "./delete-hooks.ts";
 import { syncDns } from "./dns.ts";
 import { correctDrift } from "./drift.ts";
 import { abortedOutcome, failedOutcome } from "./failed.ts";
@@ -33,6 +34,8 @@ export interface PreparedRun {
   plan: RunPlan;
   /** The render the plan names (plan.render): the head's, or another revision's. */
   target?: Desired | undefined;
+  /** For a finalize: the delete hooks of the revision last applied (deleteHooksOf). */
+  deleteHooks?: DeleteHooks | undefined;
 }
 
 /** A 409 from the API server: another writer changed the App; the run starts over. */
@@ -131,7 +134,7 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
       // 9. Finalize an App being deleted: prune its inventory, then remove the finalizer.
       if (plan.finalize) {
         await writing();
-        const done = await finalizeApp(ctx, plan.finalize.prune);
+        const done = await finalizeApp(ctx, plan.finalize.prune, run.deleteHooks);
         if (done.removed) return { app: ctx.id, outcome: "Finalized" };
         draft = merge(draft, done.outcome);
       }

@@ -14,6 +14,7 @@ import { assessSet } from "../health/index.ts";
 import {
   type ApplyStep,
   appliedOutcome,
+  finishedMessages,
   needsOwners,
   placeInventory,
   type RunOutcome,
@@ -111,11 +112,20 @@ export async function applyAndPrune(
   const skip = new Set(unchanged.keys());
   const applied = await applyDesired(ctx, target.objects, owners, step.adopt, target.hashes, skip);
   const desiredRefs = target.objects.map(refOf);
-  const prune = applied.halted
-    ? keepStale(ctx, desiredRefs, applied.halted)
-    : await pruneStale(ctx, step.prune, desiredRefs, owners);
+  // A later sync wave still to apply: prune waits for it, as in Argo CD (prune runs last).
+  const waiting = applied.pending.size > 0 ? [...applied.pending.values()][0] : undefined;
+  const prune =
+    applied.halted || waiting
+      ? keepStale(ctx, desiredRefs, applied.halted ?? waiting ?? "")
+      : await pruneStale(ctx, step.prune, desiredRefs, owners);
   const live = new Map([...applied.existing, ...applied.applied]);
-  const known: KnownHealth = new Map([...unchanged, ...finishedHealth(applied.finished)]);
+  const known: KnownHealth = new Map([
+    ...unchanged,
+    ...finishedHealth(finishedMessages(applied.finished, target.objects)),
+    ...[...applied.pending].map(
+      ([key, message]) => [key, { status: "Progressing" as const, message }] as const,
+    ),
+  ]);
   const health = assessSet(desiredRefs, live, ctx.now, known, ctx.healthChecks);
   const outcome = appliedOutcome({
     target,
@@ -128,6 +138,7 @@ export async function applyAndPrune(
     previous: ctx.inventory,
     applied: applied.applied,
     failed: applied.failed,
+    pending: applied.pending,
     uncertain: applied.uncertain,
     prune,
     health,
