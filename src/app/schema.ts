@@ -558,6 +558,12 @@ export const InventoryEntry = ObjectRef.extend({
     .describe(
       "Hash of the rendered object last applied: unchanged means its live differences are drift.",
     ),
+  owned: z
+    .string()
+    .optional()
+    .describe(
+      "Hash of the values of the fields plumb owns, as the API server stored them after plumb's last apply: a live object whose owned fields hash otherwise was written since (an older run's late apply) and is compared field by field.",
+    ),
   finished: z
     .boolean()
     .optional()

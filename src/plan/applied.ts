@@ -38,6 +38,8 @@ export interface AppliedInput {
     objects: readonly KubeObject[];
     objectHash: string;
     hashes?: ReadonlyMap<string, string>;
+    /** ownedFieldsHash of each object applied, as the API server stored it, by refKey. */
+    owned?: ReadonlyMap<string, string>;
   };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
@@ -134,6 +136,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       ...input.prune.unpruned,
     ],
     hashes: input.target.hashes,
+    owned: input.target.owned,
   });
   const inventory = markFinished(owned, input.finished ?? new Set());
 

@@ -23,6 +23,7 @@ export * from "./messages.ts";
 export * from "./notify.ts";
 export * from "./observed.ts";
 export * from "./operations.ts";
+export * from "./owned-fields.ts";
 export * from "./preview.ts";
 export * from "./prune.ts";
 export * from "./redelivery.ts";

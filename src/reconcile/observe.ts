@@ -15,10 +15,12 @@ import {
   autoscaledCompareForms,
   type Comparison,
   compareDesired,
+  confirmOwned,
   dedupeRefs,
   FINISHED_MESSAGE,
   finishedJobs,
   keepLiveSelector,
+  lastApplied,
   markFinished,
 } from "../plan/index.ts";
 import { redactOf } from "./apply.ts";
@@ -133,7 +135,7 @@ export async function observe(
     ? await compareWithServer(
         autoscaledCompareForms(wanted ?? []),
         live,
-        applied,
+        lastApplied(ctx.inventory, applied),
         ctx.cluster,
         redactOf(ctx),
       )
@@ -149,7 +151,15 @@ export async function observe(
     applied,
     done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
   });
-  return { health, comparison, inventory: markFinished(ctx.inventory, finished) };
+  // Objects found as desired hold plumb's values in their owned fields now: recorded, so a
+  // dry run that confirmed a normalised value is not asked again next run.
+  const confirmed = new Set(
+    [...(diffs ?? [])]
+      .filter(([key, d]) => applied.has(key) && "fields" in d && d.fields.length === 0)
+      .map(([key]) => key),
+  );
+  const inventory = await confirmOwned(markFinished(ctx.inventory, finished), confirmed, live);
+  return { health, comparison, inventory };
 }
 
 /** The health of finished Jobs its TTL removed: Healthy, saying so. */
