@@ -378,9 +378,13 @@ async function main(): Promise<number> {
     const heldKubeconfig = held.writeKubeconfig(mkdtempSync(join(tmp, "held-")), token);
     for (let i = 0; i < SLOW_LINK_ROUNDS; i++) {
       const w = apps[i % apps.length]!;
-      await api("PATCH", `/apis/plumb.dev/v1alpha1/namespaces/${w.namespace}/apps/${w.name}`, {
-        spec: { syncPolicy: { selfHeal: true } },
-      });
+      await callApi(
+        direct,
+        "PATCH",
+        `/apis/plumb.dev/v1alpha1/namespaces/${w.namespace}/apps/${w.name}`,
+        { spec: { syncPolicy: { selfHeal: true } } },
+        "application/merge-patch+json",
+      );
       const name = pick([...w.files.keys()]);
       await slowLinkRound(
         {
