@@ -394,7 +394,7 @@ export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], strin
   Synced:
     "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
   Failed:
-    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason or message changes",
+    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason, the revision or the failing objects change (not when only the message's durations or attempt counts do)",
   Degraded: "health became Degraded",
   Recovered:
     "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
