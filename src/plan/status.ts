@@ -261,12 +261,15 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
       ? heldByWindowMessage(run, prev, run.syncWindow.message)
       : undefined;
   const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
+  // While a window holds the sync, that is the reason whatever the health reads (an App that
+  // never synced is Missing only because the window keeps it from applying).
+  const heldOr = (other: string) => (held ? ConditionReason.OutsideSyncWindow : other);
   if (health === "Progressing") {
     return [
       {
         type: "Ready",
         status: "False",
-        reason: ConditionReason.Progressing,
+        reason: heldOr(ConditionReason.Progressing),
         message: withHeld(reason),
       },
       {
@@ -280,7 +283,7 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
   }
   const ready: ConditionInput =
     health === "Degraded" || health === "Missing"
-      ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
+      ? { type: "Ready", status: "False", reason: heldOr(health), message: withHeld(reason) }
       : held
         ? {
             type: "Ready",
