@@ -712,6 +712,12 @@ export const AppStatus = z
       .string()
       .optional()
       .describe("While a sync window holds automated sync back: when it may next run (RFC 3339)."),
+    nextSyncWindowMessage: z
+      .string()
+      .optional()
+      .describe(
+        'While a sync window holds automated sync back and no opening was found ahead (a deny window that is always open): says so and how far the search looked, e.g. "no sync window opens within 366 days (searched until ...)".',
+      ),
     lastReconciledAt: z
       .string()
       .optional()

@@ -87,7 +87,7 @@ export interface RunRecord {
    * A sync window held a sync back this run: why (names the window), and when
    * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
    */
-  syncWindow?: Pick<WindowBlock, "message" | "next">;
+  syncWindow?: Pick<WindowBlock, "message" | "next" | "nextMessage">;
   url?: string;
   /** What selfHeal re-applied this run (status.lastDriftCorrection). */
   corrected?: CorrectionRecord;
@@ -178,6 +178,7 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
   set("nextReconcileAt", undefined);
   // A held-back sync runs when its window opens (the tick reads it: plan/schedule.ts dueAt).
   set("nextSyncWindow", run.syncWindow?.next?.toISOString());
+  set("nextSyncWindowMessage", run.syncWindow?.next ? undefined : run.syncWindow?.nextMessage);
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
