@@ -88,8 +88,9 @@ export function syncBlocked(
 /**
  * "no sync window opens within 366 days (searched until 2027-12-03T10:00:00.000Z)": the span
  * searched, in whole days (hours, minutes when shorter: a window firing every minute ends the
- * search at its 1,000th opening). Argo CD shows a denied sync without any next time; plumb says
- * how far it looked instead of leaving the time empty.
+ * search at its 1,000th opening). Argo CD shows the window state ("Sync Denied") and the
+ * matching windows, with no next time (argoproj/argo-cd docs/user-guide/sync_windows.md); plumb
+ * says how far it looked instead of leaving the time empty.
  */
 export function noOpeningMessage(now: Date, searchedUntil: Date): string {
   const ms = searchedUntil.getTime() - now.getTime();
