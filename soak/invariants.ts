@@ -25,7 +25,8 @@ export type ViolationKind =
   | "orphan"
   | "cluster-differs-from-status-revision"
   | "bystander-deleted"
-  | "failed-run-unrecorded";
+  | "failed-run-unrecorded"
+  | "live-differs-from-applied-after-full-run";
 
 export interface Violation {
   kind: ViolationKind;
@@ -141,4 +142,43 @@ function gaveWay(error: string): boolean {
 function show(m: Map<string, string> | undefined): string {
   if (!m) return "(unknown revision)";
   return `{${[...m].map(([k, v]) => `${k}=${v}`).join(", ")}}`;
+}
+
+/**
+ * The slow-link invariant, after the full run that follows a late write: live equals the
+ * applied revision — status.revision is the App's head and Synced, and its live ConfigMaps are
+ * exactly that revision's render (names and data).
+ */
+export async function checkApplied(kube: KubeTransport, a: SoakApp): Promise<Violation[]> {
+  const id = `${a.namespace}/${a.name}`;
+  const app = (await callApi(
+    kube,
+    "GET",
+    `/apis/plumb.dev/v1alpha1/namespaces/${a.namespace}/apps/${a.name}`,
+  )) as App;
+  const status = app.status ?? {};
+  const live = (
+    (await callApi(
+      kube,
+      "GET",
+      `/api/v1/namespaces/${a.namespace}/configmaps?labelSelector=${encodeURIComponent(selector(a))}`,
+    )) as { items: KubeObject[] }
+  ).items;
+  const have = new Map(
+    live.map((o) => [o.metadata.name, String((o["data"] as { k?: string } | undefined)?.k)]),
+  );
+  const want = status.revision === a.head ? a.renders.get(a.head) : undefined;
+  const same =
+    want !== undefined &&
+    status.syncStatus === "Synced" &&
+    want.size === have.size &&
+    [...want].every(([name, value]) => have.get(name) === value);
+  if (same) return [];
+  return [
+    {
+      kind: "live-differs-from-applied-after-full-run",
+      app: id,
+      detail: `status ${status.syncStatus} at ${status.revision?.slice(0, 8)} (head ${a.head.slice(0, 8)}): want ${show(want)}, live ${show(have)}`,
+    },
+  ];
 }

@@ -8,8 +8,11 @@
 // waves of 8–10 overlapping runs of a few Apps while commits land, each wave followed by the
 // invariant checks of soak/invariants.ts; then a clean pass that must converge. Prints a summary
 // (runs, faults, invariant violations) and exits 1 when any invariant was violated.
+// Then the slow-link mode (soak/slow-link.ts): rounds in which a run's apply is held on the link
+// past its Lease and lands after a newer run applied a newer commit; after the next full run
+// the live objects must equal the applied revision.
 //
-//   npm run soak -- [--runs 240] [--rates 0.1,0.3] [--apps 6] [--seed 1]
+//   npm run soak -- [--runs 240] [--rates 0.1,0.3] [--apps 6] [--seed 1] [--slow-link 3]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -25,6 +28,7 @@ import { type GitServer, startGitServer, type TestRepo } from "../test/support/g
 import { callApi, installAppCrd } from "../test/support/kube-api.ts";
 import { sleep } from "../test/support/wait.ts";
 import { checkWave, type SoakApp, type Violation, type WaveRun } from "./invariants.ts";
+import { type SlowLinkTally, slowLinkRound } from "./slow-link.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const { values: args } = parseArgs({
@@ -33,12 +37,14 @@ const { values: args } = parseArgs({
     rates: { type: "string", default: "0.1,0.3" },
     apps: { type: "string", default: "6" },
     seed: { type: "string", default: "1" },
+    "slow-link": { type: "string", default: "3" },
   },
 });
 const RUNS_PER_RATE = Number(args.runs);
 const RATES = args.rates.split(",").map(Number);
 const APPS = Number(args.apps);
 const SEED = Number(args.seed);
+const SLOW_LINK_ROUNDS = Number(args["slow-link"]);
 
 const started = Date.now();
 const log = (s: string) =>
@@ -156,7 +162,9 @@ async function main(): Promise<number> {
   let git: GitServer | undefined;
   let proxy: FaultProxy | undefined;
   let slow: FaultProxy | undefined;
+  let held: FaultProxy | undefined;
   const tallies: Tally[] = [];
+  const slowLink: SlowLinkTally = { rounds: 0, landed: 0, reported: 0, violations: [] };
   const tmp = mkdtempSync(join(tmpdir(), "plumb-soak-"));
   try {
     await installAppCrd(direct);
@@ -360,18 +368,70 @@ async function main(): Promise<number> {
       tally.violations.push(...settled);
       log(`rate ${rate} done: ${JSON.stringify(tally)}`);
     }
+
+    // Slow link: a write held past the Lease lands after a newer commit's apply (selfHeal on).
+    held = await startFaultProxy({
+      server: kc.clusters[0]!.cluster.server,
+      caFile: join(dir, "ca.crt"),
+      seed: SEED + 2,
+    });
+    const heldKubeconfig = held.writeKubeconfig(mkdtempSync(join(tmp, "held-")), token);
+    for (let i = 0; i < SLOW_LINK_ROUNDS; i++) {
+      const w = apps[i % apps.length]!;
+      await callApi(
+        direct,
+        "PATCH",
+        `/apis/plumb.dev/v1alpha1/namespaces/${w.namespace}/apps/${w.name}`,
+        { spec: { syncPolicy: { selfHeal: true } } },
+        "application/merge-patch+json",
+      );
+      const name = pick([...w.files.keys()]);
+      await slowLinkRound(
+        {
+          app: w,
+          commit: async (cmName) => {
+            w.serial += 1;
+            const value = `v${w.serial}`;
+            w.files.set(cmName, value);
+            const sha = await w.repo.commit({ [`${cmName}.yaml`]: cm(cmName, value) });
+            w.renders.set(sha, new Map(w.files));
+            w.head = sha;
+            return value;
+          },
+          liveValue: async (cmName) => {
+            const o = await api("GET", `/api/v1/namespaces/${w.namespace}/configmaps/${cmName}`);
+            return (o?.data as { k?: string } | undefined)?.k;
+          },
+          clean,
+          read: () =>
+            api("GET", `/apis/plumb.dev/v1alpha1/namespaces/${w.namespace}/apps/${w.name}`),
+        },
+        held,
+        heldKubeconfig,
+        name,
+        slowLink,
+        direct,
+      );
+      log(
+        `slow link round ${i + 1}: ${JSON.stringify({ ...slowLink, violations: slowLink.violations.length })}`,
+      );
+    }
+    for (const v of slowLink.violations) log(`VIOLATION ${v.kind} ${v.app}: ${v.detail}`);
   } finally {
     await proxy?.stop();
     await slow?.stop();
+    await held?.stop();
     await git?.stop();
     rmSync(tmp, { recursive: true, force: true });
     cluster.stop();
   }
-  printSummary(tallies);
-  return tallies.some((t) => t.violations.length > 0 || !t.settled) ? 1 : 0;
+  printSummary(tallies, slowLink);
+  const failed =
+    tallies.some((t) => t.violations.length > 0 || !t.settled) || slowLink.violations.length > 0;
+  return failed ? 1 : 0;
 }
 
-function printSummary(tallies: readonly Tally[]): void {
+function printSummary(tallies: readonly Tally[], slowLink: SlowLinkTally): void {
   const lines = ["", "soak summary", ""];
   for (const t of tallies) {
     const faults = Object.values(t.faults).reduce((a, b) => a + b, 0);
@@ -392,10 +452,20 @@ function printSummary(tallies: readonly Tally[]): void {
       "",
     );
   }
+  if (slowLink.rounds > 0) {
+    lines.push(
+      `slow link (a write held past the Lease): ${slowLink.rounds} rounds, ${slowLink.landed} late writes landed over the newer commit, ${slowLink.reported} reported and corrected by the next full run`,
+      `  invariant violations: ${slowLink.violations.length} (live equals the applied revision after the next full run: ${slowLink.violations.length === 0 ? "yes" : "NO"})`,
+      "",
+    );
+  }
   lines.push(`took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   process.stdout.write(`${lines.join("\n")}\n`);
   process.stdout.write(
     `${JSON.stringify(tallies.map(({ violations, ...t }) => ({ ...t, violations: violations.length })))}\n`,
+  );
+  process.stdout.write(
+    `${JSON.stringify({ slowLink: { ...slowLink, violations: slowLink.violations.length } })}\n`,
   );
 }
 

@@ -468,7 +468,7 @@ export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], strin
   Synced:
     "a run applied a revision other than the last applied one, without a failure; or a failure cleared with nothing new to apply (in sync again)",
   Failed:
-    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason or message changes",
+    "a run failed (Ready=False with reason InvalidSpec, SourceFailed, RenderFailed, ApplyFailed, PruneFailed or HostConflict); again only when the reason, the revision or the failing objects change (not when only the message's durations or attempt counts do)",
   Degraded: "health became Degraded",
   Recovered:
     "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
@@ -825,6 +825,12 @@ export const InventoryEntry = ObjectRef.extend({
     .describe(
       "Hash of the rendered object last applied: unchanged means its live differences are drift.",
     ),
+  owned: z
+    .string()
+    .optional()
+    .describe(
+      "Hash of the values of the fields plumb owns, as the API server stored them after plumb's last apply: a live object whose owned fields hash otherwise was written since (an older run's late apply) and is compared field by field.",
+    ),
   finished: z
     .boolean()
     .optional()
@@ -991,6 +997,12 @@ export const AppStatus = z
       .string()
       .optional()
       .describe("While a sync window holds automated sync back: when it may next run (RFC 3339)."),
+    nextSyncWindowMessage: z
+      .string()
+      .optional()
+      .describe(
+        'While a sync window holds automated sync back and no opening was found ahead (a deny window that is always open): says so and how far the search looked, e.g. "no sync window opens within 366 days (searched until ...)".',
+      ),
     lastReconciledAt: z
       .string()
       .optional()

@@ -194,6 +194,7 @@ describe("GET apps", () => {
       // Derived (status keeps no schedule): no generation observed yet, so due now.
       nextReconcileAt: new Date(NOW).toISOString(),
       nextSyncWindow: null,
+      nextSyncWindowMessage: null,
       resources: status.resources ?? [],
       drift: [],
     });
@@ -485,6 +486,30 @@ describe("POST operations", () => {
     });
     expect(kube.calls.setOperation).toEqual([]);
     expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("409 for a deny window that never closes: nextSyncWindow null, and a message saying so", async () => {
+    const { call } = setup([
+      testApp("team-a", "always-frozen", {
+        status,
+        spec: { syncWindows: [{ kind: "deny", schedule: "0 * * * *", duration: "2h" }] },
+      }),
+    ]);
+    const res = await call(
+      "POST",
+      "/api/v1/namespaces/team-a/apps/always-frozen/operations",
+      TEAM_A,
+      {
+        type: "sync",
+      },
+    );
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body["nextSyncWindow"]).toBeNull();
+    // Hourly openings: the search stops at its 1,000th, 41 days ahead.
+    expect(body["nextSyncWindowMessage"]).toBe(
+      "no sync window opens within 41 days (searched until 2026-04-14T21:00:00.000Z)",
+    );
   });
 
   it("409 naming the sync window that blocks a manual sync, with when it opens", async () => {

@@ -96,6 +96,7 @@ export function summarize(app: App, now: Date = new Date()) {
     lastSyncedAt: s.lastSyncedAt ?? null,
     nextReconcileAt: nextRunOf(app, now),
     nextSyncWindow: s.nextSyncWindow ?? null,
+    nextSyncWindowMessage: s.nextSyncWindowMessage ?? null,
     // What approving would create, change (which fields) and prune, and what drifted.
     resources: s.resources ?? [],
     drift: s.drift ?? [],

@@ -87,6 +87,7 @@ export function buildOperation(
     if (block) {
       throw new OperationRefused(409, block.message, {
         nextSyncWindow: block.next?.toISOString() ?? null,
+        ...(block.nextMessage ? { nextSyncWindowMessage: block.nextMessage } : {}),
       });
     }
   }

@@ -40,6 +40,8 @@ export interface AppliedInput {
     hashes?: ReadonlyMap<string, string>;
     /** Its pre-delete and post-delete hooks (recorded for the finalizer). */
     deleteHooks?: readonly KubeObject[];
+    /** ownedFieldsHash of each object applied, as the API server stored it, by refKey. */
+    owned?: ReadonlyMap<string, string>;
   };
   /** What the source names now (differs from target.revision for a Rollback or an Approve). */
   sourceRevision: string;
@@ -168,6 +170,7 @@ export function appliedOutcome(input: AppliedInput): RunOutcome {
       ...input.prune.unpruned,
     ],
     hashes: input.target.hashes,
+    owned: input.target.owned,
   });
   const inventory = markFinished(owned, input.finished ?? new Set());
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { KubeObject, ManagedFieldsEntry } from "../core/index.ts";
 import { ownersOf, serverDiff, suspect } from "./drift.ts";
+import { ownedFieldsHash } from "./owned-fields.ts";
 
 /** A Deployment as a manifest writes it: values the API server stores differently. */
 const desired: KubeObject = {
@@ -189,8 +190,8 @@ describe("suspect", () => {
       false,
       true,
     ],
-  ])("%s → %s", (_name, want, live, applied, expected) => {
-    expect(suspect(want, live, applied)).toBe(expected);
+  ])("%s → %s", async (_name, want, live, applied, expected) => {
+    expect(await suspect(want, live, applied ? {} : undefined)).toBe(expected);
   });
 
   const cm = (data: Record<string, string>): KubeObject => ({
@@ -214,17 +215,23 @@ describe("suspect", () => {
     },
   });
 
-  it("not the applied form: a key plumb owns that the desired form drops is suspect", () => {
+  it("not the applied form: a key plumb owns that the desired form drops is suspect", async () => {
     expect(
-      suspect(cm({ key: "a" }), cmLive({ key: "a", legacy: "b" }, ["key", "legacy"]), false),
+      await suspect(
+        cm({ key: "a" }),
+        cmLive({ key: "a", legacy: "b" }, ["key", "legacy"]),
+        undefined,
+      ),
     ).toBe(true);
   });
 
-  it("not the applied form but nothing it sets differs and nothing it drops: not suspect", () => {
-    expect(suspect(cm({ key: "a" }), cmLive({ key: "a", other: "x" }, ["key"]), false)).toBe(false);
+  it("not the applied form but nothing it sets differs and nothing it drops: not suspect", async () => {
+    expect(
+      await suspect(cm({ key: "a" }), cmLive({ key: "a", other: "x" }, ["key"]), undefined),
+    ).toBe(false);
   });
 
-  it("ignores desired nulls, what the caller ignores, and a Secret's stringData once applied", () => {
+  it("ignores desired nulls, what the caller ignores, and a Secret's stringData once applied", async () => {
     const ns: KubeObject = {
       apiVersion: "v1",
       kind: "Namespace",
@@ -234,9 +241,9 @@ describe("suspect", () => {
       ...ns,
       metadata: { name: "team-a", labels: { "plumb.dev/app": "a" }, managedFields: [] },
     };
-    expect(suspect(ns, nsLive, true)).toBe(true);
+    expect(await suspect(ns, nsLive, {})).toBe(true);
     expect(
-      suspect(ns, nsLive, true, { ignore: (p) => p === "metadata.labels.plumb.dev/app" }),
+      await suspect(ns, nsLive, {}, { ignore: (p) => p === "metadata.labels.plumb.dev/app" }),
     ).toBe(false);
     const secret: KubeObject = {
       apiVersion: "v1",
@@ -250,8 +257,92 @@ describe("suspect", () => {
       metadata: { name: "s", managedFields: [] },
       data: { token: "eA==" },
     };
-    expect(suspect(secret, secretLive, true)).toBe(false);
-    expect(suspect(secret, secretLive, false)).toBe(true);
+    expect(await suspect(secret, secretLive, {})).toBe(false);
+    expect(await suspect(secret, secretLive, undefined)).toBe(true);
+  });
+});
+
+describe("suspect: a late write under plumb's own field manager", () => {
+  // Run A applies rev2 (a=2) over a slow link and gives up; run B applies rev3 (a=3) and
+  // records what the API server stored; then A's write lands: a=2, still owned by plumb.
+  const rev3: KubeObject = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "c", namespace: "a" },
+    data: { a: "3" },
+  };
+  const plumbOwns = (...keys: string[]): ManagedFieldsEntry[] => [
+    {
+      manager: "plumb",
+      operation: "Apply",
+      apiVersion: "v1",
+      fieldsV1: { "f:data": Object.fromEntries(keys.map((k) => [`f:${k}`, {}])) },
+    },
+  ];
+  const liveCm = (data: Record<string, string>, keys = Object.keys(data)): KubeObject => ({
+    ...rev3,
+    metadata: { ...rev3.metadata, resourceVersion: "9", managedFields: plumbOwns(...keys) },
+    data,
+  });
+
+  it("the applied form, but plumb's field holds an older revision's value: suspect", async () => {
+    const owned = await ownedFieldsHash(liveCm({ a: "3" }));
+    expect(await suspect(rev3, liveCm({ a: "2" }), { owned })).toBe(true);
+  });
+
+  it("the applied form, and plumb's field holds what its apply stored: not suspect", async () => {
+    const owned = await ownedFieldsHash(liveCm({ a: "3" }));
+    expect(await suspect(rev3, liveCm({ a: "3" }), { owned })).toBe(false);
+  });
+
+  it("an older revision's key the applied form dropped, written back late: suspect", async () => {
+    const owned = await ownedFieldsHash(liveCm({ a: "3" }));
+    expect(await suspect(rev3, liveCm({ a: "3", legacy: "x" }), { owned })).toBe(true);
+  });
+
+  it("the server's normalisation under a matching owned hash stays trusted: no dry run", async () => {
+    const owned = await ownedFieldsHash(stored());
+    expect(await suspect(desired, stored(), { owned })).toBe(false);
+  });
+
+  it("a late write to a normalised field (cpu 1 → 500m, owned by plumb): suspect", async () => {
+    const owned = await ownedFieldsHash(stored());
+    expect(await suspect(desired, stored({ cpu: "500m" }), { owned })).toBe(true);
+  });
+
+  it("a Secret whose data plumb wrote through stringData, overwritten late: suspect", async () => {
+    const secret: KubeObject = {
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: { name: "s" },
+      stringData: { token: "new" },
+    };
+    const secretLive = (token: string): KubeObject => ({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: {
+        name: "s",
+        managedFields: [
+          {
+            manager: "plumb",
+            operation: "Apply",
+            apiVersion: "v1",
+            fieldsV1: { "f:stringData": { "f:token": {} }, "f:data": { "f:token": {} } },
+          },
+        ],
+      },
+      data: { token },
+    });
+    const owned = await ownedFieldsHash(secretLive("bmV3"));
+    expect(await suspect(secret, secretLive("bmV3"), { owned })).toBe(false);
+    expect(await suspect(secret, secretLive("b2xk"), { owned })).toBe(true);
+  });
+
+  it("the dry run names the field with both values and no other manager", () => {
+    const dryRun = liveCm({ a: "3" });
+    expect(serverDiff(dryRun, liveCm({ a: "2" }))).toEqual([
+      { path: "data.a", desired: "3", live: "2" },
+    ]);
   });
 });
 

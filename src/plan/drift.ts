@@ -11,6 +11,7 @@ import {
   type KubeObject,
   type ManagedFieldsEntry,
 } from "../core/index.ts";
+import { ownedFieldsHash } from "./owned-fields.ts";
 
 export interface DriftedField {
   /** Readable path: "spec.template.spec.containers[name=web].image". */
@@ -38,28 +39,42 @@ export interface DiffOptions {
   ignore?: (path: string) => boolean;
 }
 
+/** What the inventory recalls of plumb's last apply of an object whose rendered form is unchanged. */
+export interface LastApplied {
+  /**
+   * ownedFieldsHash of the object as the API server stored it after that apply (or as a later
+   * comparison found it equal to the desired state); absent in a status older than this record.
+   */
+  owned?: string | undefined;
+}
+
 /**
  * Whether `desired` may differ from what the API server would store if plumb applied it over
  * `live` — cheap and conservative (a false "yes" costs one dry run; a false "no" would hide a
  * change). Each field `desired` sets is compared with its live value:
  * - equal, or a desired null (kubectl's `creationTimestamp: null`), or an empty list or map the
  *   server omits: not a difference;
- * - different but owned by plumb while `applied` (this very form is what plumb last applied):
- *   the server's normalisation ("1000m" stored "1", a zero it omits). Server-side apply moves a
- *   field to whoever changes it and drops a field removed by an update from every manager
- *   (kubernetes.io/docs/reference/using-api/server-side-apply/#field-management), so a value
- *   still plumb's is the one plumb applied;
+ * - different while the fields plumb owns still hold what plumb's last apply stored (`last`
+ *   given: this very form is the one last applied, and `live`'s ownedFieldsHash is `last.owned`):
+ *   the server's normalisation ("1000m" stored "1", a zero it omits). Ownership alone does not
+ *   say so: an older run's apply that lands late (a slow link, a run past its Lease) writes an
+ *   older revision's values under plumb's own field manager — values, not owners, decide;
  * - any other difference: suspect.
- * When not `applied`, a field plumb owns live that `desired` no longer sets is suspect too
- * (applying would remove it: a key removed in Git). A Secret's stringData is write-only (folded
- * into data): compared only through `applied`.
+ * When the owned fields are not known to hold plumb's last apply, a field plumb owns live that
+ * `desired` no longer sets is suspect too (applying would remove it: a key removed in Git, or
+ * one an older revision's late write brought back). A Secret's stringData is write-only (folded
+ * into data): compared only through `last`. A `last` without `owned` (an older status) trusts
+ * plumb's ownership as before.
  */
-export function suspect(
+export async function suspect(
   desired: KubeObject,
   live: KubeObject,
-  applied: boolean,
+  last: LastApplied | undefined,
   options: DiffOptions = {},
-): boolean {
+): Promise<boolean> {
+  const applied =
+    last !== undefined &&
+    (last.owned === undefined || last.owned === (await ownedFieldsHash(live)));
   const leaves: Leaf[] = [];
   walkDesired(body(desired), live as unknown, "", [], true, leaves);
   const owners = live.metadata.managedFields ?? [];

@@ -29,6 +29,7 @@ export * from "./messages.ts";
 export * from "./notify.ts";
 export * from "./observed.ts";
 export * from "./operations.ts";
+export * from "./owned-fields.ts";
 export * from "./policy.ts";
 export * from "./preview.ts";
 export * from "./prune.ts";

@@ -99,6 +99,26 @@ describe("inventoryAfterApply", () => {
       ],
     ],
     [
+      "owned: the hash this run's apply returned, else the previous one while the form stands",
+      {
+        previous: [
+          { ...a, hash: "a0", owned: "oa0" },
+          { ...b, hash: "b0", owned: "ob0" },
+          { ...c, hash: "c0", owned: "oc0" },
+        ],
+        desired: [a, b, c],
+        failed: keys(c),
+        kept: [],
+        hashes: hashes(["a1", a], ["b1", b], ["c1", c]),
+        owned: new Map([[refKey(a), "oa1"]]),
+      },
+      [
+        { ...a, hash: "a1", owned: "oa1" },
+        { ...b, hash: "b1" },
+        { ...c, hash: "c0", owned: "oc0" },
+      ],
+    ],
+    [
       "an empty render with nothing kept owns nothing",
       {
         previous: [a, b],

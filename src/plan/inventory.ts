@@ -18,6 +18,8 @@ export interface InventoryInput {
   kept: readonly InventoryEntry[];
   /** The hash of each desired object's rendered form, by refKey (recorded for what applied). */
   hashes?: ReadonlyMap<string, string> | undefined;
+  /** ownedFieldsHash of each object this run applied, as the API server returned it, by refKey. */
+  owned?: ReadonlyMap<string, string> | undefined;
 }
 
 /**
@@ -27,6 +29,8 @@ export interface InventoryInput {
  * failure leaves it uncertain whether the server stored it (tracked, so it is
  * pruned if the source drops it) — a new one that surely never applied is not ours; then the
  * kept objects as they were (a pending prune with the time it was first held). No repeats.
+ * Each entry's `owned` is the one this run's apply returned, else the previous entry's while
+ * its hash stands (the form it was taken for).
  */
 export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
   const previous = new Map(input.previous.map((e) => [refKey(e), e]));
@@ -46,6 +50,8 @@ export function inventoryAfterApply(input: InventoryInput): InventoryEntry[] {
     if (hash !== undefined) entry.hash = hash;
     const since = desired ? undefined : pending.get(key);
     if (since !== undefined) entry.prunePending = since;
+    const owned = input.owned?.get(key) ?? (hash === before?.hash ? before?.owned : undefined);
+    if (owned !== undefined) entry.owned = owned;
     out.push(entry);
   }
   return out;

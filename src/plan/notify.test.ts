@@ -37,13 +37,77 @@ describe("transitions", () => {
     ]);
   });
 
-  it("a steady failure alerts once; a different failure alerts again", () => {
-    const failing: AppStatus = { conditions: ready("False", "RenderFailed", "x.yaml:1: bad") };
+  it("a steady failure alerts once; a failure at another revision or reason alerts again", () => {
+    const failing: AppStatus = {
+      observedRevision: A,
+      conditions: ready("False", "RenderFailed", "x.yaml:1: bad"),
+    };
     expect(transitions({}, failing, 0)).toHaveLength(1);
     expect(transitions(failing, failing, 0)).toEqual([]);
-    const other: AppStatus = { conditions: ready("False", "RenderFailed", "y.yaml:2: bad") };
-    expect(transitions(failing, other, 0)).toEqual([
+    const next: AppStatus = {
+      observedRevision: B,
+      conditions: ready("False", "RenderFailed", "y.yaml:2: bad"),
+    };
+    expect(transitions(failing, next, 0)).toEqual([
       { event: "Failed", message: "RenderFailed: y.yaml:2: bad" },
+    ]);
+    const other: AppStatus = {
+      observedRevision: B,
+      conditions: ready("False", "SourceFailed", "connection refused"),
+    };
+    expect(transitions(next, other, 0)).toEqual([
+      { event: "Failed", message: "SourceFailed: connection refused" },
+    ]);
+  });
+
+  it("one outage whose message only changes its durations and attempt counts alerts once", () => {
+    // The messages two runs of one unreachable destination wrote (src/kube/retry.ts).
+    const unreachable = (attempts: number, seconds: string): AppStatus => ({
+      revision: A,
+      observedRevision: A,
+      conditions: ready(
+        "False",
+        "DestinationUnreachable",
+        `cluster https://b.example:6443 is unreachable: GET https://b.example:6443/version: connection refused (ECONNREFUSED) (${attempts} attempts in ${seconds} s)`,
+      ),
+    });
+    const first = unreachable(3, "0.9");
+    expect(transitions({ revision: A, conditions: ready("True", "Synced") }, first, 0)).toEqual([
+      {
+        event: "Failed",
+        message:
+          "DestinationUnreachable: cluster https://b.example:6443 is unreachable: GET https://b.example:6443/version: connection refused (ECONNREFUSED) (3 attempts in 0.9 s)",
+      },
+    ]);
+    expect(transitions(first, unreachable(3, "0.8"), 0)).toEqual([]);
+    expect(transitions(unreachable(3, "0.8"), unreachable(4, "31.2"), 0)).toEqual([]);
+  });
+
+  it("an apply failure alerts again when other objects fail, not when a request id changes", () => {
+    const failed = (names: string[], id: string): AppStatus => ({
+      revision: A,
+      observedRevision: B,
+      conditions: ready(
+        "False",
+        "ApplyFailed",
+        names.map((n) => `ConfigMap team-a/${n}: Internal error (request id ${id})`).join("; "),
+      ),
+      resources: names.map((name) => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: "team-a",
+        name,
+        status: "Failed",
+        message: `Internal error (request id ${id})`,
+      })),
+    });
+    expect(transitions(failed(["a"], "7f3c"), failed(["a"], "91d0"), 0)).toEqual([]);
+    expect(transitions(failed(["a"], "7f3c"), failed(["a", "b"], "91d0"), 0)).toEqual([
+      {
+        event: "Failed",
+        message:
+          "ApplyFailed: ConfigMap team-a/a: Internal error (request id 91d0); ConfigMap team-a/b: Internal error (request id 91d0)",
+      },
     ]);
   });
 

@@ -97,7 +97,7 @@ export function notifies(app: App): boolean {
  * NOTIFY_EVENT_MEANINGS (src/app/schema.ts), in short: Synced (a new revision applied without
  * failures, or a failure cleared without one: a commit that fixes a broken render back to the
  * applied objects has nothing to apply), Failed (Ready went False with a
- * failure reason, or its message changed), Degraded (health became Degraded), Recovered (healthy
+ * failure reason, or what failed changed: failureKey), Degraded (health became Degraded), Recovered (healthy
  * again while `before.openAlert` records a Failed or Degraded — so Degraded → Progressing →
  * Healthy and a cleared SourceFailed both recover, once), Held (a new heldRevision),
  * Healthy (health became Healthy in a run with neither Synced nor Recovered: a rollout
@@ -123,7 +123,7 @@ export function transitions(
       message: at ? `in sync again at revision ${short(at)}` : "in sync again",
     });
   }
-  if (failedAfter && (!failedBefore || failedMessage(before) !== failedMessage(after))) {
+  if (failedAfter && (!failedBefore || failureKey(before) !== failureKey(after))) {
     out.push({ event: "Failed", message: failedMessage(after) });
   }
   if (after.healthStatus === "Degraded" && before.healthStatus !== "Degraded") {
@@ -227,6 +227,28 @@ function isFailure(status: AppStatus): boolean {
     isFailureReason(ready.reason) &&
     ready.reason !== FailureReason.DependencyNotReady
   );
+}
+
+/**
+ * What identifies a failure for alerting: the Ready reason, the revision the run tried
+ * (observedRevision, else revision) and the objects that failed (resource lines Failed or
+ * PruneFailed, sorted) — never the message's text, which carries what varies between runs of
+ * one outage (durations, attempt counts, timestamps, request ids: "(3 attempts in 0.9 s)"
+ * then "(3 attempts in 0.8 s)"). Argo CD's triggers likewise fire once per value of a stable
+ * field such as the sync revision (`oncePer`; argoproj/argo-cd
+ * docs/operator-manual/notifications/triggers.md), not per message.
+ */
+export function failureKey(status: AppStatus): string {
+  const ready = getCondition(status.conditions, "Ready");
+  const failing = (status.resources ?? [])
+    .filter((r) => r.status === "Failed" || r.status === "PruneFailed")
+    .map((r) => `${r.kind} ${r.namespace ?? ""}/${r.name}`)
+    .sort();
+  return JSON.stringify([
+    ready?.reason ?? "",
+    status.observedRevision ?? status.revision ?? "",
+    failing,
+  ]);
 }
 
 function failedMessage(status: AppStatus): string {

@@ -611,6 +611,60 @@ describe("composeStatus", () => {
       expect(status.nextSyncWindow).toBe(later(3_600_000));
     });
 
+    it("an App that never synced, held by a deny window: OutsideSyncWindow, not Missing", () => {
+      const status = composeStatus(
+        {},
+        record({
+          observedRevision: R2,
+          inventory: [],
+          resources: [{ ...cm, status: "OutOfSync", health: "Missing" }],
+          health: { status: "Missing", reason: "1 of 1 object(s) missing" },
+          syncStatus: "OutOfSync",
+          syncWindow: window,
+        }),
+      );
+      expect(status.conditions?.[0]).toMatchObject({
+        type: "Ready",
+        status: "False",
+        reason: "OutsideSyncWindow",
+        message: `1 of 1 object(s) missing; revision ${R2} is not applied: ${window.message}`,
+      });
+    });
+
+    it("held while Degraded or Progressing: OutsideSyncWindow too, Ready False", () => {
+      for (const health of ["Degraded", "Progressing"] as const) {
+        const status = composeStatus(
+          applied,
+          record({
+            observedRevision: R2,
+            health: { status: health, reason: `web is ${health.toLowerCase()}` },
+            syncStatus: "OutOfSync",
+            syncWindow: window,
+          }),
+        );
+        expect(status.conditions?.[0]).toMatchObject({
+          type: "Ready",
+          status: "False",
+          reason: "OutsideSyncWindow",
+          message: `web is ${health.toLowerCase()}; revision ${R2} is not applied: ${window.message}`,
+        });
+      }
+    });
+
+    it("no opening ahead: nextSyncWindowMessage says so; an opening or no window clears it", () => {
+      const nextMessage =
+        "no sync window opens within 366 days (searched until 2027-11-30T12:00:00.000Z)";
+      const none = composeStatus(
+        applied,
+        record({ syncStatus: "OutOfSync", syncWindow: { message: window.message, nextMessage } }),
+      );
+      expect(none.nextSyncWindow).toBeUndefined();
+      expect(none.nextSyncWindowMessage).toBe(nextMessage);
+      const opens = composeStatus(none, record({ syncStatus: "OutOfSync", syncWindow: window }));
+      expect(opens.nextSyncWindowMessage).toBeUndefined();
+      expect(composeStatus(none, record()).nextSyncWindowMessage).toBeUndefined();
+    });
+
     it("no window found ahead: no nextSyncWindow; a run without a window clears it", () => {
       const none = composeStatus(
         applied,

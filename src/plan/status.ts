@@ -92,7 +92,7 @@ export interface RunRecord {
    * A sync window held a sync back this run: why (names the window), and when
    * automated sync may next run. Sets status.nextSyncWindow and brings the next run forward.
    */
-  syncWindow?: Pick<WindowBlock, "message" | "next">;
+  syncWindow?: Pick<WindowBlock, "message" | "next" | "nextMessage">;
   url?: string;
   /** What selfHeal re-applied this run (status.lastDriftCorrection). */
   corrected?: CorrectionRecord;
@@ -189,6 +189,7 @@ export function composeStatus(prev: AppStatus, recorded: RunRecord): AppStatus {
   set("nextReconcileAt", undefined);
   // A held-back sync runs when its window opens (the tick reads it: plan/schedule.ts dueAt).
   set("nextSyncWindow", run.syncWindow?.next?.toISOString());
+  set("nextSyncWindowMessage", run.syncWindow?.next ? undefined : run.syncWindow?.nextMessage);
   set("lastReconciledAt", run.now.toISOString());
 
   let conds = prev.conditions ?? [];
@@ -272,12 +273,15 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
       ? heldByWindowMessage(run, prev, run.syncWindow.message)
       : undefined;
   const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
+  // While a window holds the sync, that is the reason whatever the health reads (an App that
+  // never synced is Missing only because the window keeps it from applying).
+  const heldOr = (other: string) => (held ? ConditionReason.OutsideSyncWindow : other);
   if (health === "Progressing") {
     return [
       {
         type: "Ready",
         status: "False",
-        reason: ConditionReason.Progressing,
+        reason: heldOr(ConditionReason.Progressing),
         message: withHeld(reason),
       },
       {
@@ -291,7 +295,7 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
   }
   const ready: ConditionInput =
     health === "Degraded" || health === "Missing"
-      ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
+      ? { type: "Ready", status: "False", reason: heldOr(health), message: withHeld(reason) }
       : held
         ? {
             type: "Ready",

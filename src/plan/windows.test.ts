@@ -173,6 +173,35 @@ describe("syncBlocked", () => {
     });
   });
 
+  it("a deny window always open says no window opens, and how far it looked, not just no time", () => {
+    const now = at("2026-06-10T23:00:00Z");
+    // Every minute for an hour: open at every instant; 1,000 openings are 1,000 minutes.
+    const everyMinute = syncBlocked([deny({ schedule: "* * * * *", duration: "1h" })], false, now);
+    expect(everyMinute?.next).toBeUndefined();
+    expect(everyMinute?.nextMessage).toBe(
+      "no sync window opens within 16 hours (searched until 2026-06-11T15:40:00.000Z)",
+    );
+    // Two daily windows that overlap cover the whole day: the search runs its full year.
+    const overlapping = syncBlocked(
+      [
+        deny({ schedule: "0 0 * * *", duration: "13h" }),
+        deny({ schedule: "0 12 * * *", duration: "13h" }),
+      ],
+      false,
+      now,
+    );
+    expect(overlapping?.next).toBeUndefined();
+    expect(overlapping?.nextMessage).toBe(
+      "no sync window opens within 366 days (searched until 2027-06-11T23:00:00.000Z)",
+    );
+  });
+
+  it("a block with a next opening has no nextMessage", () => {
+    const block = syncBlocked([deny({})], false, at("2026-06-10T23:00:00Z"));
+    expect(block?.next).toBeDefined();
+    expect(block?.nextMessage).toBeUndefined();
+  });
+
   it("names the description", () => {
     const block = syncBlocked(
       [deny({ description: "release freeze CHG-42" })],

@@ -22,6 +22,11 @@ export interface WindowBlock {
   cause: "deny" | "allow";
   /** The first instant (within a year) at which the sync may run; absent when none was found. */
   next?: Date;
+  /**
+   * When `next` is absent: that no opening was found and how far ahead the search looked
+   * ("no sync window opens within 366 days"), for status.nextSyncWindowMessage and the API.
+   */
+  nextMessage?: string;
   /** For status and operation outcomes: names the window(s) and the next opening. */
   message: string;
 }
@@ -76,7 +81,27 @@ export function syncBlocked(
       ? openWindows(windows, now).filter((o) => o.window.kind === "deny")
       : windows.flatMap((window, index) => (window.kind === "allow" ? [{ index, window }] : []));
   const message = blockMessage(cause, blocking, manual, next ?? searchedUntil, next !== undefined);
-  return next ? { blocking, cause, next, message } : { blocking, cause, message };
+  if (next) return { blocking, cause, next, message };
+  return { blocking, cause, message, nextMessage: noOpeningMessage(now, searchedUntil) };
+}
+
+/**
+ * "no sync window opens within 366 days (searched until 2027-12-03T10:00:00.000Z)": the span
+ * searched, in whole days (hours, minutes when shorter: a window firing every minute ends the
+ * search at its 1,000th opening). Argo CD shows the window state ("Sync Denied") and the
+ * matching windows, with no next time (argoproj/argo-cd docs/user-guide/sync_windows.md); plumb
+ * says how far it looked instead of leaving the time empty.
+ */
+export function noOpeningMessage(now: Date, searchedUntil: Date): string {
+  const ms = searchedUntil.getTime() - now.getTime();
+  const [unit, size] =
+    ms >= 86_400_000
+      ? ["day", 86_400_000]
+      : ms >= 3_600_000
+        ? ["hour", 3_600_000]
+        : ["minute", 60_000];
+  const n = Math.floor(ms / (size as number));
+  return `no sync window opens within ${n} ${unit}${n === 1 ? "" : "s"} (searched until ${searchedUntil.toISOString()})`;
 }
 
 function blockCause(

@@ -8,6 +8,7 @@ import { type KubeObject, refKey, refOf } from "../core/index.ts";
 import {
   applyOnlyIfAbsent,
   type DiffOptions,
+  type LastApplied,
   type ObjectDiff,
   readApplyError,
   serverDiff,
@@ -17,16 +18,18 @@ import { isSecret } from "./apply-object.ts";
 import type { ClusterPort } from "./ports.ts";
 
 /**
- * What applying each live desired object would change, by refKey. `applied` holds the refKeys
- * whose rendered form is the one plumb last applied (plan: appliedForms): for those, a value
- * still owned by plumb is the server's normalisation and not suspect. Dry runs go one at a time
- * (field manager plumb, force, dryRun=All); a refused one is recorded with its short message.
- * `dryRuns`, when given, receives each dry run's result by refKey (`plumb diff` shows them).
+ * What applying each live desired object would change, by refKey. `applied` holds, by refKey,
+ * what the inventory recalls of the objects whose rendered form is the one plumb last applied
+ * (plan: appliedForms, LastApplied): for those whose owned fields still hold what that apply
+ * stored, a difference is the server's normalisation and not suspect (plan: suspect). Dry runs
+ * go one at a time (field manager plumb, force, dryRun=All); a refused one is recorded with its
+ * short message. `dryRuns`, when given, receives each dry run's result by refKey (`plumb diff`
+ * shows them).
  */
 export async function compareWithServer(
   desired: readonly KubeObject[],
   live: ReadonlyMap<string, KubeObject>,
-  applied: ReadonlySet<string>,
+  applied: ReadonlyMap<string, LastApplied>,
   cluster: ClusterPort,
   redact?: (text: string) => string,
   dryRuns?: Map<string, KubeObject>,
@@ -38,7 +41,7 @@ export async function compareWithServer(
     // Nothing to compare: absent, or apply-if-absent (never plumb's to correct once it exists).
     if (!have || applyOnlyIfAbsent(obj)) continue;
     const options = diffOptions(obj);
-    if (!suspect(obj, have, applied.has(key), options)) {
+    if (!(await suspect(obj, have, applied.get(key), options))) {
       out.set(key, { fields: [] });
       continue;
     }

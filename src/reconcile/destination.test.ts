@@ -94,7 +94,9 @@ describe("remote destination", () => {
     expect(run).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: A });
     expect(names(b).sort()).toEqual(["one", "two"]);
     expect(names(home)).toEqual([]);
-    expect(app().status?.inventory?.map(({ hash: _hash, ...entry }) => entry)).toEqual([
+    expect(
+      app().status?.inventory?.map(({ hash: _hash, owned: _owned, ...entry }) => entry),
+    ).toEqual([
       {
         apiVersion: "v1",
         kind: "ConfigMap",

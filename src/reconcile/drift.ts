@@ -1,6 +1,6 @@
 // The heal step, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
 import type { DriftEntry } from "../app/index.ts";
-import { describeRef, EventReason, refKey, refOf } from "../core/index.ts";
+import { describeRef, EventReason, type KubeObject, refKey, refOf } from "../core/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
 import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
@@ -11,6 +11,8 @@ import { adopting, prepareTakeover } from "./takeover.ts";
 /** What the correction did: the refKeys re-applied, and the DriftCorrected Event. */
 export interface Correction {
   applied: Set<string>;
+  /** The re-applied objects as the API server stored them, by refKey. */
+  stored: Map<string, KubeObject>;
   event: RunEvent;
 }
 
@@ -33,6 +35,7 @@ export async function correctDrift(
   const outcome = await applyStaged(kept, ctx.cluster, ctx.ports.sleep, redactOf(ctx));
   return {
     applied: new Set(outcome.applied.keys()),
+    stored: outcome.applied,
     event: {
       type: "Normal",
       reason: EventReason.DriftCorrected,

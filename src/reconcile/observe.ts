@@ -15,11 +15,13 @@ import {
   autoscaledCompareForms,
   type Comparison,
   compareDesired,
+  confirmOwned,
   dedupeRefs,
   finishedJobs,
   finishedMessages,
   keepIgnoredLive,
   keepLiveSelector,
+  lastApplied,
   markFinished,
 } from "../plan/index.ts";
 import { redactOf } from "./apply.ts";
@@ -141,7 +143,7 @@ export async function observe(
     ? await compareWithServer(
         autoscaledCompareForms(wanted ?? []),
         live,
-        applied,
+        lastApplied(ctx.inventory, applied),
         ctx.cluster,
         redactOf(ctx),
         dryRuns,
@@ -158,7 +160,15 @@ export async function observe(
     applied,
     done,
   });
-  return { health, comparison, inventory: markFinished(ctx.inventory, finished), live };
+  // Objects found as desired hold plumb's values in their owned fields now: recorded, so a
+  // dry run that confirmed a normalised value is not asked again next run.
+  const confirmed = new Set(
+    [...(diffs ?? [])]
+      .filter(([key, d]) => applied.has(key) && "fields" in d && d.fields.length === 0)
+      .map(([key]) => key),
+  );
+  const inventory = await confirmOwned(markFinished(ctx.inventory, finished), confirmed, live);
+  return { health, comparison, inventory, live };
 }
 
 /** The health of finished objects (finishedMessages: Jobs their TTL removed, hooks that ran):

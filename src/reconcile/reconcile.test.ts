@@ -189,9 +189,10 @@ describe("reconcileApp decisions (fake API server)", () => {
     });
     // Nothing about the schedule is stored: the tick reads nextSyncWindow.
     expect(status(kube).nextReconcileAt).toBeUndefined();
-    // Progressing wins Ready's reason; its message still says what the window holds back.
+    // The window is Ready's reason whatever the health; the message says both.
     expect(status(kube).conditions?.[0]).toMatchObject({
-      reason: "Progressing",
+      status: "False",
+      reason: "OutsideSyncWindow",
       message: expect.stringContaining(
         `; revision ${"b".repeat(40)} is not applied: automated sync is blocked by the open deny window spec.syncWindows[0] ("0 12 * * *" UTC, 1h); next allowed at 2026-11-29T13:00:00.000Z`,
       ),

@@ -3,6 +3,7 @@
 import { describeRef, EventReason, KubeApiError, type KubeObject } from "../core/index.ts";
 import {
   abortFailure,
+  confirmOwned,
   type ObservedInput,
   observedOutcome,
   operationOutcome,
@@ -210,7 +211,16 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         else {
           await writing();
           const corrected = await correctDrift(ctx, desired, drift);
-          draft = merge(draft, observedOutcome({ ...seen.input, prev: ctx.prev, corrected }));
+          // What the correction stored is what the next run compares the owned fields with.
+          const inventory = await confirmOwned(
+            seen.observation.inventory,
+            corrected.applied,
+            corrected.stored,
+          );
+          draft = merge(
+            draft,
+            observedOutcome({ ...seen.input, inventory, prev: ctx.prev, corrected }),
+          );
         }
       }
 

@@ -16,6 +16,7 @@ import {
   appliedOutcome,
   finishedMessages,
   needsOwners,
+  ownedFieldsHash,
   placeInventory,
   type RunOutcome,
   staleRefs,
@@ -128,7 +129,7 @@ export async function applyAndPrune(
   ]);
   const health = assessSet(desiredRefs, live, ctx.now, known, ctx.healthChecks);
   const outcome = appliedOutcome({
-    target,
+    target: { ...target, owned: await ownedHashes(applied.applied) },
     sourceRevision: step.source.revision,
     sourceObjectHash: step.source.objectHash,
     recreated: applied.recreated,
@@ -162,4 +163,19 @@ export async function applyAndPrune(
     (o) => o.kind === "Ingress" && applied.failed.has(refKey(refOf(o))),
   );
   return ingressFailed ? { outcome } : { outcome, dns: target.objects };
+}
+
+/**
+ * ownedFieldsHash of each object as the API server returned it from plumb's apply, by refKey
+ * (status.inventory[].owned): what a later run compares the live object's owned fields with.
+ */
+export async function ownedHashes(
+  stored: ReadonlyMap<string, KubeObject>,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const [key, obj] of stored) {
+    const hash = await ownedFieldsHash(obj);
+    if (hash !== undefined) out.set(key, hash);
+  }
+  return out;
 }

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { createKubePort, DiscoveryCache, type RetryOptions } from "../../src/kube/index.ts";
 import { nodeKubeTransport } from "../../src/kube/node.ts";
-import { type Ports, reconcileApp } from "../../src/reconcile/index.ts";
+import { type Ports, type RunOptions, reconcileApp } from "../../src/reconcile/index.ts";
 import { createGitPort } from "../../src/source/git.ts";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.ts";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
@@ -20,6 +20,7 @@ import {
   getApp,
   getObject,
   kubeconfig,
+  patchAppSpec,
   realPorts,
   waitFor,
 } from "./support.ts";
@@ -94,8 +95,8 @@ async function newApp(name: string): Promise<TestRepo> {
   return repo;
 }
 
-const run = (name: string, ports: Ports = realPorts()) =>
-  reconcileApp({ namespace: nsOf(name), name }, ports, new Date());
+const run = (name: string, ports: Ports = realPorts(), options: RunOptions = {}) =>
+  reconcileApp({ namespace: nsOf(name), name }, ports, new Date(), options);
 const configMap = (app: string, name: string) =>
   getObject(`/api/v1/namespaces/${nsOf(app)}/configmaps/${name}`);
 const inventory = async (name: string) =>
@@ -351,6 +352,72 @@ describe("a run that outlives its Lease writes nothing more", () => {
     const app = await getApp(nsOf("k5"), "k5");
     expect(app.status?.revision).toBe(k2);
     expect(app.status?.revision).not.toBe(k1);
+  });
+});
+
+describe("an older run's write that lands after a newer run's apply is drift", () => {
+  it("A's apply of base=2 is held past its Lease, B applies base=3, then A's write lands: the next full run reports data.k and selfHeal puts back 3", async () => {
+    const repo = await newApp("k6");
+    await repo.commit({ "base.yaml": cm("base", "2") });
+    // A: its Lease renewals go unanswered and its apply of base is held on the link (not lost):
+    // A gives up on it when the Lease runs out, and the API server gets it later.
+    const pa = await proxy();
+    pa.inject({
+      method: "PUT",
+      path: "/leases/",
+      times: Number.POSITIVE_INFINITY,
+      fault: { hang: true },
+    });
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    pa.inject({ method: "PATCH", path: "/configmaps/base", fault: { holdUntil: held } });
+    const a = run("k6", through(pa, { attemptTimeoutMs: 8_000, deadlineMs: 20_000 }));
+    await waitForRequest(pa, (r) => r.fault === "hold");
+    // Rev3 lands; B applies it once A's Lease is free.
+    const rev3 = await repo.commit({ "base.yaml": cm("base", "3") });
+    const b = await run("k6");
+    expect(b).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: rev3 });
+    expect((await configMap("k6", "base"))?.["data"]).toEqual({ k: "3" });
+    await a;
+    // Now A's old write reaches the API server: an older revision's value under plumb's own
+    // field manager, while status says rev3 Synced.
+    release();
+    await waitForRequest(pa, (r) => r.fault === "hold" && r.status === 200);
+    expect((await configMap("k6", "base"))?.["data"]).toEqual({ k: "2" });
+    const before = await getApp(nsOf("k6"), "k6");
+    expect(before.status).toMatchObject({ revision: rev3, syncStatus: "Synced" });
+    expect(before.status?.drift).toBeUndefined();
+
+    // The next full run compares values, not owners: the drift is reported, field by field.
+    const seen = await run("k6", realPorts(), { compare: true });
+    expect(seen).toMatchObject({ outcome: "Reconciled", syncStatus: "OutOfSync", revision: rev3 });
+    const drifted = (await getApp(nsOf("k6"), "k6")).status;
+    expect(drifted?.drift).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        namespace: nsOf("k6"),
+        name: "base",
+        fields: [{ path: "data.k", desired: "3", live: "2" }],
+      },
+    ]);
+    expect(drifted?.resources?.find((r) => r.name === "base")?.message).toBe("drifted: data.k");
+
+    // selfHeal puts back what rev3 applied; the run after that finds nothing and patches nothing.
+    await patchAppSpec(nsOf("k6"), "k6", { syncPolicy: { selfHeal: true } });
+    const healed = await run("k6", realPorts(), { compare: true });
+    expect(healed).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: rev3 });
+    expect((await configMap("k6", "base"))?.["data"]).toEqual({ k: "3" });
+    expect((await getApp(nsOf("k6"), "k6")).status?.drift).toBeUndefined();
+    const pc = await proxy();
+    const steady = await run("k6", through(pc), { compare: true });
+    expect(steady).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: rev3 });
+    expect(
+      pc.requests.filter((r) => r.method === "PATCH" && r.path.includes("/configmaps/")),
+    ).toEqual([]);
+    expect((await configMap("k6", "base"))?.["data"]).toEqual({ k: "3" });
   });
 });
 

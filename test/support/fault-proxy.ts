@@ -4,7 +4,8 @@
 // server over TLS with the client's own Authorization, records every request, and applies
 // the faults scripted with inject(): an error status (429/503 with Retry-After, 500, 409…),
 // a reset before forwarding, a reset AFTER forwarding (the API server executed the request,
-// the client never hears back), a slow answer, or no answer at all.
+// the client never hears back), a slow answer, no answer at all, or a request held and
+// forwarded late (after its client gave up).
 //
 //   const proxy = await startFaultProxy({ server, caFile });
 //   const busy = proxy.inject({ method: "GET", path: /\/apps$/, fault: { status: 429, retryAfter: 1,
@@ -29,7 +30,13 @@ export type Fault =
   /** Forward, then hold the API server's answer for `delayMs` before passing it on. */
   | { delayMs: number }
   /** Never answer (the request is not forwarded); held until the client gives up or stop(). */
-  | { hang: true };
+  | { hang: true }
+  /**
+   * Hold the request until `holdUntil` settles, then forward it whether or not the client is
+   * still waiting: a write that lands long after its sender gave up (a slow link). The
+   * request's record gets the API server's status once it answered.
+   */
+  | { holdUntil: Promise<unknown> };
 
 /** Which requests a fault applies to, and how often. */
 export interface FaultRule {
@@ -63,7 +70,7 @@ export interface ProxiedRequest {
   /** Path with its query, as sent. */
   path: string;
   contentType: string | undefined;
-  /** The fault applied ("status", "reset-before", "reset-after", "delay", "hang"), if any. */
+  /** The fault applied ("status", "reset-before", "reset-after", "delay", "hang", "hold"), if any. */
   fault: string | undefined;
   /** Status the client received; undefined when it received none (reset, hang). */
   status: number | undefined;
@@ -107,6 +114,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const rules: Array<FaultRule & { seen: number; hit: number; removed: boolean }> = [];
   const sockets = new Set<Socket>();
   const random = mulberry32(options.seed ?? 1);
+  let stopped = false;
 
   const pick = (method: string, path: string) => {
     for (const r of rules) {
@@ -191,6 +199,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       return;
     }
     if (fault && "hang" in fault) return;
+    if (fault && "holdUntil" in fault) {
+      await fault.holdUntil.catch(() => undefined);
+      if (stopped) return;
+    }
     if (fault && "reset" in fault && fault.reset === "before") {
       req.socket.destroy();
       return;
@@ -209,7 +221,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       return;
     }
     if (fault && "delayMs" in fault) await new Promise((r) => setTimeout(r, fault.delayMs));
-    if (res.destroyed) return;
+    if (res.destroyed) {
+      record.status = answer.status;
+      return;
+    }
     const headers = { ...answer.headers };
     delete headers["transfer-encoding"];
     delete headers["connection"];
@@ -263,6 +278,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       return file;
     },
     async stop() {
+      stopped = true;
       for (const s of sockets) s.destroy();
       agent.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -274,6 +290,7 @@ function faultName(f: Fault): string {
   if ("status" in f) return "status";
   if ("reset" in f) return `reset-${f.reset}`;
   if ("delayMs" in f) return "delay";
+  if ("holdUntil" in f) return "hold";
   return "hang";
 }
 
