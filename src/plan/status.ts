@@ -278,8 +278,17 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
       notStalled,
     ];
   }
-  const ready: ConditionInput =
-    health === "Degraded" || health === "Missing"
+  // A held render whose objects do not exist yet is not ready: what it names is not there
+  // until someone approves it.
+  const awaiting = run.syncStatus === "Held" && health === "Missing";
+  const ready: ConditionInput = awaiting
+    ? {
+        type: "Ready",
+        status: "False",
+        reason: ConditionReason.Held,
+        message: heldMessage(run, prev),
+      }
+    : health === "Degraded" || health === "Missing"
       ? { type: "Ready", status: "False", reason: health, message: withHeld(reason) }
       : held
         ? {
@@ -294,6 +303,12 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
     { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
     notStalled,
   ];
+}
+
+/** Ready's message while a render is held and some of its objects do not exist yet. */
+function heldMessage(run: RunRecord, prev: AppStatus): string {
+  const rev = run.held?.revision ?? prev.heldRevision ?? run.observedRevision ?? "";
+  return `revision ${rev} is held for approval; ${run.health.reason}`;
 }
 
 function readyMessage(run: RunRecord): string {

@@ -84,7 +84,12 @@ export async function listLive(
 
 /** What the observe step saw: health of the inventory and the desired-versus-live comparison. */
 export interface Observation {
+  /** The health of `assessed`, each object's by refKey. */
   health: SetHealth;
+  /** The objects whose health counts, in order: the inventory (and the render, see observe). */
+  assessed: readonly ObjectRef[];
+  /** The live objects found, by refKey. */
+  live: Map<string, KubeObject>;
   comparison: Comparison;
   /** The inventory with its finished Jobs marked (finishedJobs). */
   inventory: InventoryEntry[];
@@ -108,15 +113,22 @@ export async function observe(
   // Health is the inventory's; while the render whose apply failed is the desired one, its
   // objects count too, so one the API server refused is Missing, not left out (a failed
   // apply never reads as Healthy; Argo CD counts every resource of the App the same way).
+  // So do the objects of a held render: one approving would create is Missing, not left out
+  // (an App held before anything was applied is not Healthy; Argo CD shows an App never
+  // synced as Missing: controller/health.go setApplicationHealth).
   const failed = desired && !held && ctx.prev.failedObjectHash === desired.objectHash;
-  const assessed = failed
-    ? dedupeRefs([...ctx.inventory, ...desired.objects.map(refOf)])
-    : ctx.inventory;
+  const assessed =
+    desired && (failed || held)
+      ? dedupeRefs([...ctx.inventory, ...desired.objects.map(refOf)])
+      : ctx.inventory;
+  const known = finishedHealth(finished);
+  if (desired && held)
+    for (const [key, h] of heldMissing(desired, live, ctx.inventory)) known.set(key, h);
   // A workload that does not progress is named by its Pods' reason (ImagePullBackOff...).
   const health = await explainProgressing(
     ctx,
     assessed,
-    assessSet(assessed, live, ctx.now, finishedHealth(finished)),
+    assessSet(assessed, live, ctx.now, known),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.
@@ -149,7 +161,13 @@ export async function observe(
     applied,
     done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
   });
-  return { health, comparison, inventory: markFinished(ctx.inventory, finished) };
+  return {
+    health,
+    assessed,
+    live,
+    comparison,
+    inventory: markFinished(ctx.inventory, finished),
+  };
 }
 
 /** The health of finished Jobs its TTL removed: Healthy, saying so. */
@@ -157,4 +175,27 @@ export function finishedHealth(finished: ReadonlySet<string>): Map<string, Healt
   return new Map(
     [...finished].map((key) => [key, { status: "Healthy" as const, message: FINISHED_MESSAGE }]),
   );
+}
+
+/** What the held preview says of an object approving creates (as its line: compareDesired). */
+const HELD_CREATE_MESSAGE = "will be created";
+
+/**
+ * The health of each object of a held render that is neither live nor in the inventory:
+ * Missing, "will be created" (what approving does), by refKey.
+ */
+function heldMissing(
+  desired: Desired,
+  live: ReadonlyMap<string, KubeObject>,
+  inventory: readonly ObjectRef[],
+): Map<string, HealthResult> {
+  const owned = new Set(inventory.map(refKey));
+  const out = new Map<string, HealthResult>();
+  for (const o of desired.objects) {
+    const key = refKey(refOf(o));
+    if (!live.has(key) && !owned.has(key)) {
+      out.set(key, { status: "Missing", message: HELD_CREATE_MESSAGE });
+    }
+  }
+  return out;
 }

@@ -12,7 +12,7 @@ import {
 import { restartWorkloads } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import { syncDns } from "./dns.ts";
-import { correctDrift } from "./drift.ts";
+import { correctDrift, healthAfterCorrection } from "./drift.ts";
 import { abortedOutcome, failedOutcome } from "./failed.ts";
 import { finalizeApp, terminating } from "./finalize.ts";
 import { type HeldLease, isRestart, takeLease } from "./lease.ts";
@@ -206,8 +206,18 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         if (plan.heal.blockedBy) draft = merge(draft, { syncWindow: plan.heal.blockedBy });
         else {
           await writing();
-          const corrected = await correctDrift(ctx, desired, drift);
-          draft = merge(draft, observedOutcome({ ...seen.input, prev: ctx.prev, corrected }));
+          const { applied, stored, event } = await correctDrift(ctx, desired, drift);
+          // Health from what exists after the correction: the objects it stored are live.
+          const { assessed, health: observed } = seen.observation;
+          const health = healthAfterCorrection(assessed, observed, stored, ctx.now);
+          draft = merge(
+            draft,
+            observedOutcome({
+              ...seen.input,
+              prev: ctx.prev,
+              corrected: { applied, event, health },
+            }),
+          );
         }
       }
 
