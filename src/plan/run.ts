@@ -60,8 +60,11 @@ export interface RunPlan {
    * Lease is taken; a failure there stops the run: afterTargetFailed), or none.
    */
   render: "head" | "none" | { revision: string };
-  /** What the run found that status records as it is (observedRevision, observedObjectHash). */
-  found: { observedRevision?: string; observedObjectHash?: string };
+  /**
+   * What the run found that status records as it is (observedRevision, observedObjectHash),
+   * and whether spec.freeze held everything back (Ready says so: reason Frozen).
+   */
+  found: { observedRevision?: string; observedObjectHash?: string; frozen?: true };
   stop?: Stop;
   /** The App is being deleted: prune its inventory (with `prune`), then remove the finalizer. */
   finalize?: { prune: boolean };
@@ -154,7 +157,9 @@ export function planRun(input: RunPlanInput): RunPlan {
   const { app, spec, revision, head } = input;
   const status = app.status ?? {};
   const base = { lease: false, render: "none" as const, dns: false, notify: notifies(app) };
-  const observed = { observedRevision: revision };
+  const observed = spec.freeze
+    ? { observedRevision: revision, frozen: true as const }
+    : { observedRevision: revision };
   if (head === undefined) return { ...base, found: observed, observe: { held: false } };
   const op = pendingOperation(spec, status);
   const ownRevision = (op?.type === "Rollback" || op?.type === "Approve") && !spec.freeze;
