@@ -1,7 +1,10 @@
-// What a new user sees in status: an object selfHeal re-created is not Missing, an App held
-// before anything was applied is not Healthy, and a frozen App says it is frozen.
-import { join } from "node:path";
+// What a new user sees trying plumb: an object selfHeal re-created is not Missing, an App held
+// before anything was applied is not Healthy, a frozen App says it is frozen, and the quick
+// start's spec.source.app example runs without a registry.
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import type { AppStatus } from "../../src/app/index.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
 import {
@@ -14,6 +17,7 @@ import {
   api,
   createApp,
   createNamespace,
+  deploymentImage,
   getApp,
   getObject,
   kubectl,
@@ -172,5 +176,28 @@ describe("a frozen App", () => {
     const thawed = (await getApp(ns, "app")).status;
     expect(thawed).toMatchObject({ revision: c2, syncStatus: "Synced" });
     expect(ready(thawed)).toMatchObject({ reason: "Synced" });
+  });
+});
+
+describe("the quick start's spec.source.app example (infra/examples/app-service.yaml)", () => {
+  it("is applied without a registry: its digest-pinned images are used as they are", async () => {
+    const ns = "trial-service";
+    const file = resolve(import.meta.dirname, "../../infra/examples/app-service.yaml");
+    const example = parse(readFileSync(file, "utf8")) as {
+      spec: {
+        source: { app: { services: Array<{ image: string; tag: string; digest: string }> } };
+      };
+    };
+    const [web] = example.spec.source.app.services;
+    await createNamespace(ns);
+    expect((await createApp(ns, "app", example.spec)).status).toBe(201);
+    // realPorts has no image port: a registry lookup would fail the run (SourceFailed).
+    const line = await run(ns);
+    expect(line).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    const status = (await getApp(ns, "app")).status;
+    expect(status?.revision).toBe(`${web!.image}:${web!.tag}@${web!.digest}`);
+    for (const name of ["web", "worker"]) {
+      expect(await deploymentImage(ns, name)).toBe(`${web!.image}@${web!.digest}`);
+    }
   });
 });
