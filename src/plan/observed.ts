@@ -48,7 +48,9 @@ export interface ObservedInput {
  * Other refused dry runs show on their resource lines only.
  *
  * The record of a run that applied nothing. After a correction the re-applied objects are
- * Synced again and status.drift is empty (what was not re-applied shows on the next run).
+ * Synced again, with the health the correction gives (from what the API server stored; the
+ * App's health with it), and status.drift is empty (what was not re-applied shows on the next
+ * run).
  * The sync status, unless given: OutOfSync when the render differs from what was applied
  * (objectHash) or something drifted, else Synced. A run that rendered nothing
  * (the fast path, a restart) compared nothing: the last run's sync status and drift stand.
