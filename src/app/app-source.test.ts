@@ -84,6 +84,29 @@ describe("spec.source.app", () => {
     ]);
   });
 
+  it("takes a digest with a tag (used as it is), never with a range or beside a job's service", () => {
+    const d = `sha256:${"d".repeat(64)}`;
+    expect(
+      issues({
+        services: [{ name: "web", image: "r/web", tag: "1.0", digest: d }],
+        jobs: [{ name: "j", schedule: "@daily", image: "r/job", digest: d }],
+      }),
+    ).toEqual([]);
+    expect(
+      issues({
+        services: [
+          { name: "web", image: "r/web", tag: "~1.4", digest: d },
+          { name: "api", image: "r/api", digest: "sha256:ABC" },
+        ],
+        jobs: [{ name: "j", schedule: "@daily", service: "web", digest: d }],
+      }).map((i) => `${i.path}: ${i.message}`),
+    ).toEqual([
+      "spec.source.app.services.0.tag: a digest pins one image: give a tag, not a semver range, with it",
+      "spec.source.app.services.1.digest: must be a manifest digest: sha256: and 64 lower-case hex digits",
+      "spec.source.app.jobs.0.digest: digest pins the job's own image: set image with it (a service's digest is its own)",
+    ]);
+  });
+
   it("refuses duplicates, a job naming no service, one domain on two services, an empty app", () => {
     expect(
       issues({

@@ -51,6 +51,31 @@ const tag = z
     "Tag to deploy, or a semver range over the repository's tags (~1.4, >=2 <3, 1.*: anything with a character no tag may have): the highest matching version is chosen, as Flux's ImagePolicy does; prereleases only when the range names one. Pinned to its digest.",
   );
 
+/** An OCI manifest digest as plumb pins it (and as the kubelet pulls it). */
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+const digest = z
+  .string()
+  .regex(DIGEST, "must be a manifest digest: sha256: and 64 lower-case hex digits")
+  .optional()
+  .describe(
+    "The image's manifest digest (sha256:…): the image is used as it is, <image>@<digest>, with no registry lookup (as Kustomize's images[].digest); tag is then a tag, not a range, and only labels the version.",
+  );
+
+/** A digest pins one manifest: a range beside it would choose nothing. */
+const digestWithTag = (
+  o: { tag?: string | undefined; digest?: string | undefined },
+  ctx: z.RefinementCtx,
+) => {
+  if (o.digest !== undefined && o.tag !== undefined && isTagRange(o.tag)) {
+    ctx.addIssue({
+      code: "custom",
+      message: "a digest pins one image: give a tag, not a semver range, with it",
+      path: ["tag"],
+    });
+  }
+};
+
 const repository = z
   .string()
   .min(1)
@@ -162,6 +187,7 @@ export const AppService = z
     name: name("service", 50),
     image: repository,
     tag: tag.default("latest"),
+    digest,
     port: z
       .number()
       .int()
@@ -223,6 +249,7 @@ export const AppService = z
     path: ["liveness"],
   })
   .superRefine(distinctEnv)
+  .superRefine(digestWithTag)
   .refine((s) => s.volume === undefined || s.replicas <= 1, {
     message: "a service with a volume runs at most 1 replica (a ReadWriteOnce volume)",
     path: ["replicas"],
@@ -251,6 +278,7 @@ export const AppJob = z
       ),
     image: repository.optional(),
     tag: tag.optional().describe("Tag or semver range of image (default latest)."),
+    digest,
     command,
     args,
     env,
@@ -264,8 +292,13 @@ export const AppJob = z
       .describe("What a run does while the previous one still runs."),
   })
   .superRefine(distinctEnv)
+  .superRefine(digestWithTag)
   .refine((j) => (j.service === undefined) !== (j.image === undefined), {
     message: "exactly one of service and image must be set",
+  })
+  .refine((j) => j.digest === undefined || j.image !== undefined, {
+    message: "digest pins the job's own image: set image with it (a service's digest is its own)",
+    path: ["digest"],
   })
   .describe("A scheduled job: a CronJob.");
 

@@ -9,12 +9,13 @@ const DIR = resolve(import.meta.dirname, "../../infra/examples");
 
 describe("infra/examples", () => {
   const files = readdirSync(DIR).filter((f) => /^app-.*\.yaml$/.test(f));
-  it("has the Kustomize and Helm examples", () => {
+  it("has the Kustomize, Helm and service-spec examples", () => {
     expect(files).toEqual(
       expect.arrayContaining([
         "app-podinfo-kustomize.yaml",
         "app-helm-chart.yaml",
         "app-guestbook.yaml",
+        "app-service.yaml",
       ]),
     );
   });

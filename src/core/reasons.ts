@@ -59,6 +59,8 @@ export const ConditionReason = {
   /** Ready=False: an object is unhealthy or absent. */
   Degraded: "Degraded",
   Missing: "Missing",
+  /** Ready=True: spec.freeze holds everything back (the message names what waits). */
+  Frozen: "Frozen",
   /** Ready=True, OutOfSync: a sync window holds the change back (the message names it). */
   OutsideSyncWindow: "OutsideSyncWindow",
   /** Reconciling=False and Stalled=False after a run that did not fail. */

@@ -334,6 +334,36 @@ describe("web page: Apps and operations", () => {
     expect(page).toContain("<code>https://charts.example.com/podinfo@6.x</code>");
   });
 
+  it("a frozen App carries a Frozen badge, in the list and on its page, and Ready's message", async () => {
+    const message = `frozen (spec.freeze): revision ${SHA2} is not applied (applied: ${SHA3}); all 2 objects healthy`;
+    const frozen = testApp("team-a", "frozen", {
+      spec: { freeze: true },
+      status: {
+        syncStatus: "OutOfSync",
+        healthStatus: "Healthy",
+        revision: SHA3,
+        conditions: [
+          {
+            type: "Ready",
+            status: "True",
+            reason: "Frozen",
+            message,
+            lastTransitionTime: "2026-03-04T05:00:00Z",
+          },
+        ],
+      },
+    });
+    const c = client(CONFIG, { now: NOW }, [frozen, testApp("team-a", "plain")]);
+    await c.signIn(ADMIN);
+    const badge = '<span class="badge b-frozen">Frozen</span>';
+    const list = await (await c.request("/")).text();
+    expect(list.split(badge)).toHaveLength(2);
+    expect(list).toContain(message);
+    const page = await (await c.request("/apps/team-a/frozen")).text();
+    expect(page).toContain(badge);
+    expect(await (await c.request("/apps/team-a/plain")).text()).not.toContain(badge);
+  });
+
   it("escapes what the cluster says", async () => {
     const c = client();
     await c.signIn(ADMIN);

@@ -185,6 +185,38 @@ describe("observedOutcome", () => {
       }),
     ],
     [
+      "a correction that re-created a deleted object takes health from what it stored, not Missing",
+      input(
+        {
+          health: { status: "Missing", reason: "ConfigMap team-a/a: not found" },
+          corrected: {
+            applied: new Set([refKey(A)]),
+            event: corrected,
+            health: {
+              status: "Healthy",
+              reason: "all 2 objects healthy",
+              byKey: new Map([
+                [refKey(A), { status: "Healthy" as const }],
+                [refKey(B), { status: "Healthy" as const }],
+              ]),
+            },
+          },
+        },
+        {
+          resources: [
+            { ...A, status: "OutOfSync", health: "Missing", message: "deleted" },
+            synced(B),
+          ],
+          drift: [{ ...A, fields: [{ path: "(object)", desired: "exists", live: "deleted" }] }],
+        },
+      ),
+      outcome({
+        events: [corrected],
+        driftCorrected: 1,
+        corrected: { count: 1, objects: ["ConfigMap team-a/a: deleted"] },
+      }),
+    ],
+    [
       "a correction leaves the lines it did not re-apply as they were",
       input(
         { corrected: { applied: new Set([refKey(A)]), event: corrected } },

@@ -11,6 +11,7 @@ import { describeRef, FailureReason, type ObjectRef, refKey } from "../core/inde
 import type { Comparison } from "./compare.ts";
 import { describeCorrection } from "./correction.ts";
 import type { RunEvent } from "./events.ts";
+import { resourceStatus } from "./resources.ts";
 import type { Failure, RunOutcome } from "./status.ts";
 
 export interface ObservedInput {
@@ -23,8 +24,21 @@ export interface ObservedInput {
   health: { status: HealthStatus; reason: string };
   /** The sync status the caller already knows (Held, fast path Synced), else derived. */
   syncStatus?: SyncStatus | undefined;
-  /** A selfHeal correction: the refKeys re-applied and its Event. */
-  corrected?: { applied: ReadonlySet<string>; event: RunEvent } | undefined;
+  /**
+   * A selfHeal correction: the refKeys re-applied, its Event, and the health after it (the
+   * re-applied objects assessed from what the API server stored: they exist now).
+   */
+  corrected?:
+    | {
+        applied: ReadonlySet<string>;
+        event: RunEvent;
+        health?: {
+          status: HealthStatus;
+          reason: string;
+          byKey: ReadonlyMap<string, { status: HealthStatus; message?: string }>;
+        };
+      }
+    | undefined;
 }
 
 /**
@@ -34,7 +48,9 @@ export interface ObservedInput {
  * Other refused dry runs show on their resource lines only.
  *
  * The record of a run that applied nothing. After a correction the re-applied objects are
- * Synced again and status.drift is empty (what was not re-applied shows on the next run).
+ * Synced again, with the health the correction gives (from what the API server stored; the
+ * App's health with it), and status.drift is empty (what was not re-applied shows on the next
+ * run).
  * The sync status, unless given: OutOfSync when the render differs from what was applied
  * (objectHash) or something drifted, else Synced. A run that rendered nothing
  * (the fast path, a restart) compared nothing: the last run's sync status and drift stand.
@@ -44,16 +60,20 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
   let drift: DriftEntry[] = input.desired ? input.comparison.drift : [...(input.prev.drift ?? [])];
   const events: RunEvent[] = [];
   let driftCorrected = 0;
+  let health = input.health;
   if (input.corrected) {
-    const applied = input.corrected.applied;
+    const { applied, health: after } = input.corrected;
     driftCorrected = applied.size;
     events.push(input.corrected.event);
     resources = resources.map((r) => {
       if (!applied.has(refKey(r))) return r;
+      const now = after?.byKey.get(refKey(r));
+      if (now) return resourceStatus(r, "Synced", now);
       const { message: _m, ...rest } = r;
       return { ...rest, status: "Synced" };
     });
     drift = [];
+    if (after) health = { status: after.status, reason: after.reason };
   }
   let syncStatus = input.syncStatus;
   if (syncStatus === undefined && !input.desired) syncStatus = input.prev.syncStatus ?? "Unknown";
@@ -65,7 +85,7 @@ export function observedOutcome(input: ObservedInput): RunOutcome {
   const out: RunOutcome = {
     inventory: [...input.inventory],
     resources,
-    health: input.health,
+    health,
     syncStatus,
     drift,
     events,

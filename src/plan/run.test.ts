@@ -310,7 +310,10 @@ describe("planRun", () => {
       expect(plan({ freeze: true }, { status: upToDate, dns: true })).toMatchObject({
         lease: false,
         dns: false,
+        // Ready says the App is frozen (composeStatus: reason Frozen).
+        found: { observedRevision: expect.any(String), frozen: true },
       });
+      expect(plan({}, { status: upToDate }).found).not.toHaveProperty("frozen");
       // A render that differs from the applied one, not applied (manual sync): no DNS.
       const manual = plan({ syncPolicy: { automated: false } }, { dns: true });
       expect(manual).toMatchObject({ lease: false, dns: false, render: "head" });

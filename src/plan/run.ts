@@ -60,8 +60,17 @@ export interface RunPlan {
    * Lease is taken; a failure there stops the run: afterTargetFailed), or none.
    */
   render: "head" | "none" | { revision: string };
-  /** What the run found that status records as it is (observedRevision, observedObjectHash). */
-  found: { observedRevision?: string; observedObjectHash?: string; observedValuesDigest?: string };
+  /**
+   * What the run found that status records as it is (observedRevision, observedObjectHash,
+   * observedValuesDigest), and whether spec.freeze held everything back (Ready says so: reason
+   * Frozen).
+   */
+  found: {
+    observedRevision?: string;
+    observedObjectHash?: string;
+    observedValuesDigest?: string;
+    frozen?: true;
+  };
   stop?: Stop;
   /** The App is being deleted: prune its inventory (with `prune`), then remove the finalizer. */
   finalize?: { prune: boolean };
@@ -164,6 +173,7 @@ export function planRun(input: RunPlanInput): RunPlan {
   const observed = {
     observedRevision: revision,
     ...(input.valuesDigest ? { observedValuesDigest: input.valuesDigest } : {}),
+    ...(spec.freeze ? { frozen: true as const } : {}),
   };
   if (head === undefined) return { ...base, found: observed, observe: { held: false } };
   const op = pendingOperation(spec, status);

@@ -454,6 +454,21 @@ describe("composeStatus", () => {
       reconciledOk,
     ],
     [
+      "Held with objects not created yet: Ready=False Held, naming what approving creates",
+      {
+        syncStatus: "Held",
+        held: { revision: R3, objectHash: "h3" },
+        health: { status: "Missing", reason: "ConfigMap team-a/cfg: will be created" },
+      },
+      [
+        "False",
+        "Held",
+        `revision ${R3} is held for approval; ConfigMap team-a/cfg: will be created`,
+      ],
+      reconciledOk,
+      reconciledOk,
+    ],
+    [
       "OutOfSync with drift counts the drifted objects",
       {
         syncStatus: "OutOfSync",
@@ -502,6 +517,88 @@ describe("composeStatus", () => {
     expect(composeStatus({}, record(over)).conditions).toEqual(
       conditions(ready, reconciling, stalled),
     );
+  });
+
+  const applied: AppStatus = { revision: R1, objectHash: "h1" };
+  it.each<[string, AppStatus, Partial<RunRecord>, [Condition["status"], string, string]]>([
+    [
+      "a new revision waits: Ready=True Frozen naming it and what is applied",
+      applied,
+      { frozen: true, syncStatus: "OutOfSync", observedRevision: R3, observedObjectHash: "h3" },
+      [
+        "True",
+        "Frozen",
+        `frozen (spec.freeze): revision ${R3} is not applied (applied: ${R1}); 1 object healthy`,
+      ],
+    ],
+    [
+      "nothing applied yet",
+      {},
+      { frozen: true, syncStatus: "OutOfSync" },
+      [
+        "True",
+        "Frozen",
+        `frozen (spec.freeze): revision ${R1} is not applied (nothing applied yet); 1 object healthy`,
+      ],
+    ],
+    [
+      "in sync: the applied revision stays",
+      applied,
+      { frozen: true, observedObjectHash: "h1" },
+      [
+        "True",
+        "Frozen",
+        `frozen (spec.freeze): revision ${R1} is applied; nothing new is applied while frozen; 1 object healthy`,
+      ],
+    ],
+    [
+      "a changed render of the applied revision",
+      applied,
+      { frozen: true, syncStatus: "OutOfSync", observedObjectHash: "h2" },
+      [
+        "True",
+        "Frozen",
+        `frozen (spec.freeze): the changed render of revision ${R1} is not applied; 1 object healthy`,
+      ],
+    ],
+    [
+      "drift is not corrected",
+      applied,
+      {
+        frozen: true,
+        syncStatus: "OutOfSync",
+        observedObjectHash: "h1",
+        drift: [{ ...cm, fields: [{ path: "data.a" }] }],
+      },
+      [
+        "True",
+        "Frozen",
+        "frozen (spec.freeze): 1 drifted object(s) are not corrected (see status.drift); 1 object healthy",
+      ],
+    ],
+    [
+      "Degraded stays Ready=False Degraded, the message saying it is frozen",
+      applied,
+      {
+        frozen: true,
+        syncStatus: "OutOfSync",
+        observedRevision: R3,
+        observedObjectHash: "h3",
+        health: { status: "Degraded", reason: "ConfigMap team-a/cfg: broken" },
+      },
+      [
+        "False",
+        "Degraded",
+        `ConfigMap team-a/cfg: broken; frozen (spec.freeze): revision ${R3} is not applied (applied: ${R1})`,
+      ],
+    ],
+  ])("a frozen App: %s", (_name, prev, over, ready) => {
+    const status = composeStatus(prev, record(over));
+    expect(status.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: ready[0],
+      reason: ready[1],
+      message: ready[2],
+    });
   });
 
   it("keeps lastTransitionTime of conditions whose status did not change", () => {

@@ -96,6 +96,8 @@ export interface RunRecord {
   url?: string;
   /** What selfHeal re-applied this run (status.lastDriftCorrection). */
   corrected?: CorrectionRecord;
+  /** spec.freeze held everything back this run: Ready's reason is Frozen. */
+  frozen?: true;
   /** The DNSRecords condition, when this run reconciled the App's DNS records. */
   dns?: { status: "True" | "False"; reason: DnsReason; message: string };
 }
@@ -272,7 +274,9 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
     run.syncWindow && run.syncStatus === "OutOfSync"
       ? heldByWindowMessage(run, prev, run.syncWindow.message)
       : undefined;
-  const withHeld = (message: string) => (held ? `${message}; ${held}` : message);
+  const frozen = run.frozen ? frozenMessage(run, prev) : undefined;
+  const withHeld = (message: string) =>
+    [message, held, frozen].filter((m) => m !== undefined).join("; ");
   // While a window holds the sync, that is the reason whatever the health reads (an App that
   // never synced is Missing only because the window keeps it from applying).
   const heldOr = (other: string) => (held ? ConditionReason.OutsideSyncWindow : other);
@@ -293,22 +297,64 @@ function conditionsFor(run: RunRecord, prev: AppStatus): ConditionInput[] {
       notStalled,
     ];
   }
-  const ready: ConditionInput =
-    health === "Degraded" || health === "Missing"
+  // A held render whose objects do not exist yet is not ready: what it names is not there
+  // until someone approves it.
+  const awaiting = run.syncStatus === "Held" && health === "Missing";
+  const ready: ConditionInput = awaiting
+    ? {
+        type: "Ready",
+        status: "False",
+        reason: ConditionReason.Held,
+        message: heldMessage(run, prev),
+      }
+    : health === "Degraded" || health === "Missing"
       ? { type: "Ready", status: "False", reason: heldOr(health), message: withHeld(reason) }
-      : held
+      : frozen
         ? {
             type: "Ready",
             status: "True",
-            reason: ConditionReason.OutsideSyncWindow,
-            message: held,
+            reason: ConditionReason.Frozen,
+            message: `${frozen}; ${reason}`,
           }
-        : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
+        : held
+          ? {
+              type: "Ready",
+              status: "True",
+              reason: ConditionReason.OutsideSyncWindow,
+              message: held,
+            }
+          : { type: "Ready", status: "True", reason: run.syncStatus, message: readyMessage(run) };
   return [
     ready,
     { type: "Reconciling", status: "False", reason: ConditionReason.Reconciled, message: "" },
     notStalled,
   ];
+}
+
+/**
+ * What spec.freeze holds back, for Ready's message: the revision that waits (or the drift
+ * left uncorrected), e.g. "frozen (spec.freeze): revision abc… is not applied (applied: def…)".
+ */
+function frozenMessage(run: RunRecord, prev: AppStatus): string {
+  const head = run.observedRevision ?? prev.revision ?? "";
+  const applied = prev.revision ?? "";
+  const sameRender =
+    run.observedObjectHash === undefined || prev.objectHash === run.observedObjectHash;
+  let what: string;
+  if (applied === "") what = `revision ${head} is not applied (nothing applied yet)`;
+  else if (run.syncStatus === "Synced") {
+    what = `revision ${applied} is applied; nothing new is applied while frozen`;
+  } else if (run.drift && run.drift.length > 0 && applied === head && sameRender) {
+    what = `${run.drift.length} drifted object(s) are not corrected (see status.drift)`;
+  } else if (applied === head) what = `the changed render of revision ${head} is not applied`;
+  else what = `revision ${head} is not applied (applied: ${applied})`;
+  return `frozen (spec.freeze): ${what}`;
+}
+
+/** Ready's message while a render is held and some of its objects do not exist yet. */
+function heldMessage(run: RunRecord, prev: AppStatus): string {
+  const rev = run.held?.revision ?? prev.heldRevision ?? run.observedRevision ?? "";
+  return `revision ${rev} is held for approval; ${run.health.reason}`;
 }
 
 function readyMessage(run: RunRecord): string {

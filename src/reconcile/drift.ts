@@ -1,6 +1,14 @@
 // The heal step, correct drift: with selfHeal, re-apply the objects that drifted (or were deleted).
 import type { DriftEntry } from "../app/index.ts";
-import { describeRef, EventReason, type KubeObject, refKey, refOf } from "../core/index.ts";
+import {
+  describeRef,
+  EventReason,
+  type KubeObject,
+  type ObjectRef,
+  refKey,
+  refOf,
+} from "../core/index.ts";
+import { aggregateSet, assessHealth, type SetHealth } from "../health/index.ts";
 import { autoscaledApplyForms, type RunEvent } from "../plan/index.ts";
 import { applyStaged, redactOf } from "./apply.ts";
 import type { RunContext } from "./context.ts";
@@ -11,7 +19,7 @@ import { adopting, prepareTakeover } from "./takeover.ts";
 /** What the correction did: the refKeys re-applied, and the DriftCorrected Event. */
 export interface Correction {
   applied: Set<string>;
-  /** The re-applied objects as the API server stored them, by refKey. */
+  /** The re-applied objects as the API server stored them, by refKey: they are live now. */
   stored: Map<string, KubeObject>;
   event: RunEvent;
 }
@@ -42,4 +50,26 @@ export async function correctDrift(
       message: `re-applied ${drift.map((d) => describeRef(d)).join(", ")}`,
     },
   };
+}
+
+/**
+ * The health of `assessed` after a correction: each re-applied object's from what the API
+ * server stored (a Service re-created is Healthy, a Deployment re-created Progressing — and a
+ * Progressing App is looked at again soon, plan/schedule.ts followUpSeconds), every other
+ * object's as the observation found it. A run never reports Missing for an object it has just
+ * created. Pure.
+ * @param observed the observation's health, by refKey
+ * @param stored the objects the correction applied, by refKey
+ * @param now the run's clock (health rules compare deadlines with it)
+ */
+export function healthAfterCorrection(
+  assessed: readonly ObjectRef[],
+  observed: SetHealth,
+  stored: ReadonlyMap<string, KubeObject>,
+  now: Date,
+): SetHealth {
+  if (stored.size === 0) return observed;
+  const byKey = new Map(observed.byKey);
+  for (const [key, obj] of stored) if (byKey.has(key)) byKey.set(key, assessHealth(obj, now));
+  return aggregateSet(assessed, byKey);
 }

@@ -88,12 +88,15 @@ export async function listLive(
 
 /** What the observe step saw: health of the inventory and the desired-versus-live comparison. */
 export interface Observation {
+  /** The health of `assessed`, each object's by refKey. */
   health: SetHealth;
+  /** The objects whose health counts, in order: the inventory (and the render, see observe). */
+  assessed: readonly ObjectRef[];
+  /** The live objects of the inventory and the desired set, by refKey. */
+  live: Map<string, KubeObject>;
   comparison: Comparison;
   /** The inventory with its finished Jobs marked (finishedJobs). */
   inventory: InventoryEntry[];
-  /** The live objects of the inventory and the desired set, by refKey. */
-  live: ReadonlyMap<string, KubeObject>;
 }
 
 /**
@@ -117,15 +120,22 @@ export async function observe(
   // Health is the inventory's; while the render whose apply failed is the desired one, its
   // objects count too, so one the API server refused is Missing, not left out (a failed
   // apply never reads as Healthy; Argo CD counts every resource of the App the same way).
+  // So do the objects of a held render: one approving would create is Missing, not left out
+  // (an App held before anything was applied is not Healthy; Argo CD shows an App never
+  // synced as Missing: controller/health.go setApplicationHealth).
   const failed = desired && !held && ctx.prev.failedObjectHash === desired.objectHash;
-  const assessed = failed
-    ? dedupeRefs([...ctx.inventory, ...desired.objects.map(refOf)])
-    : ctx.inventory;
+  const assessed =
+    desired && (failed || held)
+      ? dedupeRefs([...ctx.inventory, ...desired.objects.map(refOf)])
+      : ctx.inventory;
+  const known = finishedHealth(done);
+  if (desired && held)
+    for (const [key, h] of heldMissing(desired, live, ctx.inventory)) known.set(key, h);
   // A workload that does not progress is named by its Pods' reason (ImagePullBackOff...).
   const health = await explainProgressing(
     ctx,
     assessed,
-    assessSet(assessed, live, ctx.now, finishedHealth(done), ctx.healthChecks),
+    assessSet(assessed, live, ctx.now, known, ctx.healthChecks),
     live,
   );
   // An adopting App keeps immutable selectors from the live objects: compare with those.
@@ -168,11 +178,34 @@ export async function observe(
       .map(([key]) => key),
   );
   const inventory = await confirmOwned(markFinished(ctx.inventory, finished), confirmed, live);
-  return { health, comparison, inventory, live };
+  return { health, assessed, live, comparison, inventory };
 }
 
 /** The health of finished objects (finishedMessages: Jobs their TTL removed, hooks that ran):
  * Healthy, saying so. */
 export function finishedHealth(done: ReadonlyMap<string, string>): Map<string, HealthResult> {
   return new Map([...done].map(([key, message]) => [key, { status: "Healthy" as const, message }]));
+}
+
+/** What the held preview says of an object approving creates (as its line: compareDesired). */
+const HELD_CREATE_MESSAGE = "will be created";
+
+/**
+ * The health of each object of a held render that is neither live nor in the inventory:
+ * Missing, "will be created" (what approving does), by refKey.
+ */
+function heldMissing(
+  desired: Desired,
+  live: ReadonlyMap<string, KubeObject>,
+  inventory: readonly ObjectRef[],
+): Map<string, HealthResult> {
+  const owned = new Set(inventory.map(refKey));
+  const out = new Map<string, HealthResult>();
+  for (const o of desired.objects) {
+    const key = refKey(refOf(o));
+    if (!live.has(key) && !owned.has(key)) {
+      out.set(key, { status: "Missing", message: HELD_CREATE_MESSAGE });
+    }
+  }
+  return out;
 }

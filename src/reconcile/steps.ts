@@ -14,7 +14,7 @@ import { restartWorkloads } from "./apply.ts";
 import type { RunContext } from "./context.ts";
 import type { DeleteHooks } from "./delete-hooks.ts";
 import { syncDns } from "./dns.ts";
-import { correctDrift } from "./drift.ts";
+import { correctDrift, healthAfterCorrection } from "./drift.ts";
 import { abortedOutcome, failedOutcome } from "./failed.ts";
 import { finalizeApp, terminating } from "./finalize.ts";
 import { type HeldLease, isRestart, takeLease } from "./lease.ts";
@@ -210,16 +210,20 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
         if (plan.heal.blockedBy) draft = merge(draft, { syncWindow: plan.heal.blockedBy });
         else {
           await writing();
-          const corrected = await correctDrift(ctx, desired, drift);
+          const { applied, stored, event } = await correctDrift(ctx, desired, drift);
           // What the correction stored is what the next run compares the owned fields with.
-          const inventory = await confirmOwned(
-            seen.observation.inventory,
-            corrected.applied,
-            corrected.stored,
-          );
+          const inventory = await confirmOwned(seen.observation.inventory, applied, stored);
+          // Health from what exists after the correction: the objects it stored are live.
+          const { assessed, health: observed } = seen.observation;
+          const health = healthAfterCorrection(assessed, observed, stored, ctx.now);
           draft = merge(
             draft,
-            observedOutcome({ ...seen.input, inventory, prev: ctx.prev, corrected }),
+            observedOutcome({
+              ...seen.input,
+              inventory,
+              prev: ctx.prev,
+              corrected: { applied, event, health },
+            }),
           );
         }
       }

@@ -28,6 +28,7 @@ code{font:.88em ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all
 .badge{display:inline-block;padding:0 .45rem;border-radius:1rem;font-size:.78rem;font-weight:600;
 background:var(--chip);white-space:nowrap;margin:0 .2rem .2rem 0}
 .b-held{color:var(--warn);border:1px solid var(--warn)}
+.b-frozen{color:var(--accent);border:1px dashed var(--accent)}
 .b-failed{color:var(--bad);border:1px solid var(--bad)}
 .b-drifted{color:var(--accent);border:1px solid var(--accent)}
 .s-Synced,.s-Healthy,.s-Succeeded,.s-True{color:var(--ok)}

@@ -4,7 +4,7 @@
 import { type Child, jsx as h, type JSXNode } from "hono/jsx";
 import type { App, Condition, ObjectRef } from "../../app/index.ts";
 import { changeValues, previewOf, short } from "../../plan/index.ts";
-import { nextRunOf, requestedOperation, sourceOf } from "../appview.ts";
+import { isFrozen, nextRunOf, requestedOperation, sourceOf } from "../appview.ts";
 import type { Caller } from "../auth.ts";
 import type { AppEvent } from "../types.ts";
 
@@ -89,6 +89,8 @@ function statusText(value: string | undefined | null): Child {
 function badges(app: App): Child[] {
   const s = app.status ?? {};
   const out: Child[] = [];
+  // spec.freeze, not a status field: frozen from the moment it is set, before any run.
+  if (isFrozen(app)) out.push(h("span", { class: "badge b-frozen" }, "Frozen"));
   if (s.heldRevision) out.push(h("span", { class: "badge b-held" }, "Held"));
   if ((s.failures ?? 0) > 0) out.push(h("span", { class: "badge b-failed" }, "Failed"));
   if ((s.drift ?? []).length > 0) out.push(h("span", { class: "badge b-drifted" }, "Drifted"));

@@ -5,6 +5,7 @@ import type { AppSource } from "../../app/index.ts";
 import { type Issue, type Result, SourceError } from "../../core/index.ts";
 import {
   formatRevision,
+  givenPin,
   type ImagePin,
   imageRequests,
   type ParsedObject,
@@ -17,7 +18,8 @@ import type { SourceKind } from "./kind.ts";
 
 /**
  * The revision of an app source now: every distinct image of its services and jobs pinned
- * (ImagePort.pin, one registry session each), as "<repository>:<tag>@<digest>,…". A new tag
+ * (ImagePort.pin, one registry session each; an image whose digest the spec gives is pinned
+ * as it is, with no lookup), as "<repository>:<tag>@<digest>,…". A new tag
  * matching a range, or a tag moved to another digest, is a new revision. Throws SourceError.
  */
 export async function resolveAppRevision(
@@ -25,10 +27,15 @@ export async function resolveAppRevision(
   source: AppSource,
   auth: SourceAuth | undefined,
 ): Promise<string> {
-  const image = ctx.ports.image;
-  if (!image) throw new SourceError("image sources are not configured in this runtime", false);
   const pins: ImagePin[] = [];
   for (const request of imageRequests(source)) {
+    const given = givenPin(request);
+    if (given) {
+      pins.push(given);
+      continue;
+    }
+    const image = ctx.ports.image;
+    if (!image) throw new SourceError("image sources are not configured in this runtime", false);
     const pin = await image.pin(request.repository, request.tag, auth);
     pins.push({ repository: request.repository, tag: pin.tag, digest: pin.digest });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatRevision, parseRevision, pinFor } from "./pins.ts";
+import { formatRevision, givenPin, parseRevision, pinFor } from "./pins.ts";
 import { resourcesFor } from "./sizes.ts";
 
 const a = `sha256:${"a".repeat(64)}`;
@@ -34,6 +34,18 @@ describe("image revisions", () => {
     expect(pinFor(many, { repository: "r/web", tag: "^1" })?.digest).toBe(a);
     expect(pinFor(many, { repository: "r/web", tag: "~1.5" })).toBeUndefined();
     expect(pinFor(many, { repository: "r/api", tag: "1.4.2" })).toBeUndefined();
+  });
+
+  it("a digest the spec gives is its own pin, and finds only a pin of that digest", () => {
+    const request = { repository: "r/web", tag: "1.4.2", digest: b };
+    expect(givenPin(request)).toEqual({ repository: "r/web", tag: "1.4.2", digest: b });
+    expect(givenPin({ repository: "r/web", tag: "1.4.2" })).toBeUndefined();
+    const pinned = [
+      { repository: "r/web", tag: "1.4.2", digest: a },
+      { repository: "r/web", tag: "1.4.2", digest: b },
+    ];
+    expect(pinFor(pinned, request)).toEqual(pinned[1]);
+    expect(pinFor([pinned[0]!], request)).toBeUndefined();
   });
 });
 

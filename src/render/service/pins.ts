@@ -2,10 +2,12 @@
 // string that carries them (so a Rollback or an Approve renders exactly the pinned digests).
 import { type AppSource, isTagRange, pickTag } from "../../app/index.ts";
 
-/** An image as the spec names it: repository and tag (or semver range). */
+/** An image as the spec names it: repository and tag (or semver range), and its digest if given. */
 export interface ImageRequest {
   repository: string;
   tag: string;
+  /** Given in the spec ("sha256:<64 hex>"): the image is pinned as it is, no registry lookup. */
+  digest?: string | undefined;
 }
 
 /** What an image request resolved to: the tag chosen and its manifest digest. */
@@ -23,11 +25,23 @@ export interface ImagePin {
  */
 export function imageRequests(source: AppSource): ImageRequest[] {
   const seen = new Map<string, ImageRequest>();
-  const add = (repository: string, tag: string) =>
-    seen.set(`${repository}\n${tag}`, { repository, tag });
-  for (const s of source.services) add(s.image, s.tag);
-  for (const j of source.jobs) if (j.image !== undefined) add(j.image, j.tag ?? "latest");
-  return [...seen.values()].sort((a, b) => cmp(a.repository, b.repository) || cmp(a.tag, b.tag));
+  const add = (repository: string, tag: string, digest: string | undefined) =>
+    seen.set(
+      `${repository}\n${tag}\n${digest ?? ""}`,
+      digest === undefined ? { repository, tag } : { repository, tag, digest },
+    );
+  for (const s of source.services) add(s.image, s.tag, s.digest);
+  for (const j of source.jobs) if (j.image !== undefined) add(j.image, j.tag ?? "latest", j.digest);
+  return [...seen.values()].sort(
+    (a, b) =>
+      cmp(a.repository, b.repository) || cmp(a.tag, b.tag) || cmp(a.digest ?? "", b.digest ?? ""),
+  );
+}
+
+/** The pin of a request whose digest the spec gives: used as it is (no registry lookup). */
+export function givenPin(request: ImageRequest): ImagePin | undefined {
+  if (request.digest === undefined) return undefined;
+  return { repository: request.repository, tag: request.tag, digest: request.digest };
 }
 
 /**
@@ -56,12 +70,15 @@ export function parseRevision(revision: string): ImagePin[] | undefined {
 }
 
 /**
- * The pin for `request` among `pins`: same repository and, for a tag, the same tag; for a
- * range, the highest pinned tag the range matches. Undefined when none fits (the revision was
+ * The pin for `request` among `pins`: same repository and, for a tag, the same tag (and the
+ * same digest when the spec gives one); for a range, the highest pinned tag the range matches. Undefined when none fits (the revision was
  * made before this image was added to the spec).
  */
 export function pinFor(pins: readonly ImagePin[], request: ImageRequest): ImagePin | undefined {
   const same = pins.filter((p) => p.repository === request.repository);
+  if (request.digest !== undefined) {
+    return same.find((p) => p.tag === request.tag && p.digest === request.digest);
+  }
   if (!isTagRange(request.tag)) return same.find((p) => p.tag === request.tag);
   const tag = pickTag(
     request.tag,

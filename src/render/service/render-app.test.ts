@@ -139,6 +139,33 @@ describe("renderApp", () => {
     ]);
   });
 
+  it("an image whose digest the spec gives renders as <image>@<digest>, only with that pin", () => {
+    const d = `sha256:${"d".repeat(64)}`;
+    const e = `sha256:${"e".repeat(64)}`;
+    const spec = source({
+      services: [{ name: "web", image: "registry.example.com/acme/web", tag: "1.0", digest: d }],
+    });
+    expect(imageRequests(spec)).toEqual([
+      { repository: "registry.example.com/acme/web", tag: "1.0", digest: d },
+    ]);
+    const image = (digest: string) => {
+      const r = renderApp({
+        app: "shop",
+        source: spec,
+        pins: [{ repository: "registry.example.com/acme/web", tag: "1.0", digest }],
+        settings: {},
+      });
+      if (!r.ok) return r.error.map((i) => i.message);
+      const deploy = r.value.find((o) => o.object.kind === "Deployment")!.object as unknown as {
+        spec: { template: { spec: { containers: Array<{ image: string }> } } };
+      };
+      return deploy.spec.template.spec.containers[0]!.image;
+    };
+    expect(image(d)).toBe(`registry.example.com/acme/web@${d}`);
+    // A revision pinned to another digest (the spec's digest changed since): not rendered.
+    expect(image(e)).toEqual(["no digest is pinned for registry.example.com/acme/web:1.0"]);
+  });
+
   it("asks for each distinct image once, sorted", () => {
     expect(
       imageRequests(

@@ -61,8 +61,8 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
   }
   const out: ParsedObject[] = [];
   const images = new Map<string, { image: string; version: string }>();
-  const image = (repository: string, tag: string, path: string) => {
-    const pin = pinFor(pins, { repository, tag });
+  const image = (repository: string, tag: string, digest: string | undefined, path: string) => {
+    const pin = pinFor(pins, { repository, tag, digest });
     if (!pin) {
       // The revision rendered predates this image in the spec: a new revision fixes it.
       issues.push({
@@ -85,7 +85,7 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
       });
       return;
     }
-    const pinned = image(s.image, s.tag, `${path}.tag`);
+    const pinned = image(s.image, s.tag, s.digest, `${path}.tag`);
     if (!pinned) return;
     images.set(s.name, pinned);
     const workload = serviceWorkload(s, pinned, needs.env, pullSecrets);
@@ -111,7 +111,7 @@ export function renderApp(input: AppRenderInput): AppRenderResult {
     const base = j.service ? source.services.find((s) => s.name === j.service) : undefined;
     const pinned = base
       ? images.get(base.name)
-      : image(j.image ?? "", j.tag ?? "latest", `${path}.tag`);
+      : image(j.image ?? "", j.tag ?? "latest", j.digest, `${path}.tag`);
     if (!pinned) return;
     out.push({
       object: renderCronJob(app, j, base, pinned, needs.env, pullSecrets),
