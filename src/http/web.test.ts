@@ -364,6 +364,48 @@ describe("web page: Apps and operations", () => {
     expect(await (await c.request("/apps/team-a/plain")).text()).not.toContain(badge);
   });
 
+  it("an App held before anything was applied: its page and approve view list each object to create", async () => {
+    const line = (apiVersion: string, kind: string) => ({
+      apiVersion,
+      kind,
+      namespace: "team-a",
+      name: "guestbook-ui",
+      status: "OutOfSync" as const,
+      health: "Missing" as const,
+      message: "will be created",
+    });
+    const message =
+      "Deployment team-a/guestbook-ui: will be created; Service team-a/guestbook-ui: will be created";
+    const never = testApp("team-a", "new", {
+      status: {
+        syncStatus: "Held",
+        healthStatus: "Missing",
+        healthReason: message,
+        heldRevision: HELD,
+        resources: [line("apps/v1", "Deployment"), line("v1", "Service")],
+        conditions: [
+          {
+            type: "Ready",
+            status: "False",
+            reason: "Held",
+            message: `revision ${HELD} is held for approval; ${message}`,
+            lastTransitionTime: "2026-03-04T05:00:00Z",
+          },
+        ],
+      },
+    });
+    const c = client(CONFIG, { now: NOW }, [never]);
+    await c.signIn(ADMIN);
+    const item = (what: string) => `<li>${what}</li>`;
+    for (const path of ["/apps/team-a/new", "/apps/team-a/new/approve"]) {
+      const page = await (await c.request(path)).text();
+      expect(page).toContain("Will create");
+      expect(page).toContain(item("Deployment team-a/guestbook-ui"));
+      expect(page).toContain(item("Service team-a/guestbook-ui"));
+      expect(page).not.toContain("No object changes");
+    }
+  });
+
   it("escapes what the cluster says", async () => {
     const c = client();
     await c.signIn(ADMIN);
