@@ -114,9 +114,9 @@ describe("a prune held by a rollout (fake API server)", () => {
     const moved = await run(ports, later(60));
     expect(kube.objects.has("/ConfigMap/team-a/web-config-1")).toBe(false);
     // Without a Pod or ReplicaSet using it, the ConfigMap goes in the same run.
-    // Four lists, two of them team-a's Pods and ReplicaSets, read because a ConfigMap is about
-    // to be deleted (deletes: the ConfigMap and the Lease).
-    expect(moved.requests).toMatchObject({ list: 4, delete: 2 });
+    // Five lists: the AppPolicies, the two kinds, and team-a's Pods and ReplicaSets, read
+    // because a ConfigMap is about to be deleted (deletes: the ConfigMap and the Lease).
+    expect(moved.requests).toMatchObject({ list: 5, delete: 2 });
     expect(
       status(kube)
         .inventory?.map((e) => e.name)
