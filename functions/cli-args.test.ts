@@ -251,6 +251,50 @@ describe("parseCliArgs", () => {
     );
   });
 
+  it("plumb diff: one App, --revision REF or --path DIR, -o json", () => {
+    const diff = (over: Record<string, unknown>) => ({
+      kind: "diff",
+      namespace: "team-a",
+      name: "web",
+      revision: undefined,
+      path: undefined,
+      output: "text",
+      kubeconfig: undefined,
+      ...over,
+    });
+    expect(parseCliArgs(["diff", "team-a/web"])).toEqual(diff({}));
+    expect(parseCliArgs(["diff", "web", "-n", "team-a", "--revision", "feature/x"])).toEqual(
+      diff({ revision: "feature/x" }),
+    );
+    expect(parseCliArgs(["diff", "team-a/web", "--path", "./deploy", "-o", "json"])).toEqual(
+      diff({ path: "./deploy", output: "json" }),
+    );
+    expect(parseCliArgs(["diff", "web"])).toEqual(diff({ namespace: undefined }));
+    expect(parseCliArgs(["diff"])).toEqual(usage("diff needs NAME or NAMESPACE/NAME"));
+    expect(parseCliArgs(["diff", "team-a/web", "--path", "d", "--revision", "main"])).toEqual(
+      usage("give --revision or --path, not both"),
+    );
+    expect(parseCliArgs(["diff", "team-a/web", "--path", ""])).toEqual(
+      usage("--path needs a directory"),
+    );
+    expect(parseCliArgs(["diff", "team-a/web", "-o", "yaml"])).toEqual(
+      usage('-o must be json (the default is a unified diff), got "yaml"'),
+    );
+    expect(parseCliArgs(["diff", "-A"])).toEqual(
+      usage("--all-namespaces is not an option of diff (it acts on one App)"),
+    );
+    expect(parseCliArgs(["diff", "team-a/web", "--force"])).toEqual(
+      usage("--force is not an option of diff"),
+    );
+    expect(parseCliArgs(["get", "team-a/web", "--path", "d"])).toEqual(
+      usage("--path is not an option of get"),
+    );
+    expect(parseCliArgs(["reconcile", "team-a/web", "--path", "d"])).toEqual(
+      usage("--path is not an option of reconcile"),
+    );
+    expect(parseCliArgs(["help", "diff"])).toEqual({ kind: "help", command: "diff" });
+  });
+
   it("refuses an unknown or missing command", () => {
     expect(parseCliArgs(["deploy", "ns/web"])).toEqual(usage('unknown command "deploy"'));
     expect(parseCliArgs([])).toEqual(usage("missing command"));

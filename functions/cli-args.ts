@@ -221,6 +221,7 @@ function parse(argv: readonly string[]) {
       "all-namespaces": { type: "boolean", short: "A" },
       output: { type: "string", short: "o" },
       revision: { type: "string" },
+      path: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });

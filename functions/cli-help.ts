@@ -130,6 +130,37 @@ Output: one JSON line {"app", "operation", "message"} on stdout; a refusal on st
 Exit codes: 0 requested; 1 refused or the App does not exist; 2 a usage error.`,
 };
 
+COMMANDS["diff"] = `usage:
+  plumb diff [NAMESPACE/]NAME [-n NS] [--revision REF | --path DIR] [-o json] [--kubeconfig FILE]
+
+Shows what applying the App's source would change, before it is merged or synced: the
+revision is rendered as a reconcile renders it and each object is compared with the cluster
+the way drift is found (a server-side-apply dry run, dryRun=All, field manager plumb; fields
+the reconcile ignores are left out). Writes nothing to the cluster: no apply, no status, no
+Event. Talks to the cluster directly; no plumb server needed.
+
+  NAMESPACE/NAME   the App (NAME alone: in -n NS, else in the context's namespace)
+  --revision REF   a branch, tag or commit of the App's Git repository (default: the App's
+                   spec.source.git.ref now)
+  --path DIR       a local directory rendered in place of the App's Git path (plain
+                   manifests, a Kustomize overlay whose bases sit in the same Git working tree,
+                   or a Helm chart), as argocd app diff --local and flux diff --path do
+  -o json          the report instead of text: {"app", "revision", "changed",
+                   "counts": {"create", "change", "prune", "fail"}, "objects": [{"action",
+                   "apiVersion", "kind", "namespace", "name", "fields": [{"path", "live",
+                   "desired", "manager"}], "message", "diff"}]}
+
+Output: a first line "NS/NAME at REVISION: N to create, N to change, N to prune", then one
+unified diff per object (--- live, +++ desired; /dev/null for an object created or pruned).
+A Secret's values are masked ("++++++++": the same mask for the same value); no secret value
+appears.
+
+Environment:
+${KUBE}
+
+Exit codes: 0 nothing would change; 1 something would; 2 an error (the App does not exist, the
+source or render failed, the API server refused an object's dry run, a usage error).`;
+
 /** Each operation verb has the operations' page. */
 for (const verb of ["approve", "reject", "sync", "rollback", "restart"]) {
   COMMANDS[verb] = COMMANDS["operations"]!;
@@ -145,6 +176,7 @@ export const HELP_TOPICS = [
   "sync",
   "rollback",
   "restart",
+  "diff",
 ];
 
 /** The overview: every command's usage line, and where to read more. */

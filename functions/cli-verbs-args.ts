@@ -14,7 +14,8 @@ export type OperationVerb = keyof typeof OPERATION_VERBS;
 export const VERBS_USAGE = `  plumb get [[NAMESPACE/]NAME] [-n NS | -A] [-o json] [--kubeconfig FILE]
   plumb approve|reject [NAMESPACE/]NAME [-n NS] [--revision R] [--kubeconfig FILE]
   plumb sync|restart [NAMESPACE/]NAME [-n NS] [--kubeconfig FILE]
-  plumb rollback [NAMESPACE/]NAME [-n NS] [--revision R] [--kubeconfig FILE]`;
+  plumb rollback [NAMESPACE/]NAME [-n NS] [--revision R] [--kubeconfig FILE]
+  plumb diff [NAMESPACE/]NAME [-n NS] [--revision REF | --path DIR] [-o json] [--kubeconfig FILE]`;
 
 /**
  * An App named on the command line: NAMESPACE/NAME, or NAME in the namespace of -n/--namespace,
@@ -39,6 +40,19 @@ export type VerbArgs =
       kubeconfig: string | undefined;
     }
   | {
+      /** `plumb diff`: what applying a revision (or a local directory) would change. */
+      kind: "diff";
+      /** undefined: the kubeconfig context's namespace (see {@link AppTarget}). */
+      namespace: string | undefined;
+      name: string;
+      /** --revision: a Git ref (branch, tag, commit) instead of the App's. */
+      revision: string | undefined;
+      /** --path: a local directory rendered in place of the App's Git path. */
+      path: string | undefined;
+      output: "text" | "json";
+      kubeconfig: string | undefined;
+    }
+  | {
       kind: "operate";
       type: (typeof OPERATION_VERBS)[OperationVerb];
       /** undefined: the kubeconfig context's namespace (see {@link AppTarget}). */
@@ -59,11 +73,12 @@ export interface VerbOptions {
   "all-namespaces"?: boolean | undefined;
   output?: string | undefined;
   revision?: string | undefined;
+  path?: string | undefined;
   kubeconfig?: string | undefined;
 }
 
 /** Options only the verbs take: refused by `reconcile` and `serve`. */
-export const VERB_ONLY_OPTIONS = ["output", "revision"] as const;
+export const VERB_ONLY_OPTIONS = ["output", "revision", "path"] as const;
 
 /** A Namespace's name (an RFC 1123 label). */
 const NAMESPACE = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -94,16 +109,17 @@ export function parseTarget(
 
 /** Whether `command` is one of the verbs of this file. */
 export function isVerb(command: string): boolean {
-  return command === "get" || Object.hasOwn(OPERATION_VERBS, command);
+  return command === "get" || command === "diff" || Object.hasOwn(OPERATION_VERBS, command);
 }
 
 /**
  * Validates a verb's arguments. An App is NAMESPACE/NAME or NAME with -n/--namespace (or the
  * context's namespace), as kubectl and flux spell it ({@link parseTarget}). Usage errors:
  * extra positionals, a bad target (or a missing one for operations), `-A` with a target or
- * with -n, -A for an operation (it acts on one App), `-o` other than json, --revision on a
- * verb that takes none (sync, restart, get), a revision longer than 256 characters, and
- * options of other commands (--all, --force, --port, --schedule, --tick).
+ * with -n, -A for an operation or diff (they act on one App), `-o` other than json,
+ * --revision on a verb that takes none (sync, restart, get), a revision longer than 256
+ * characters, --path but on diff (and with --revision), and options of other commands
+ * (--all, --force, --port, --schedule, --tick).
  */
 export function parseVerbArgs(
   command: string,
@@ -130,6 +146,31 @@ export function parseVerbArgs(
   const revision = values.revision;
   if (revision !== undefined && (revision === "" || revision.length > 256)) {
     return usage("--revision must be 1 to 256 characters");
+  }
+
+  if (values.path !== undefined && command !== "diff") {
+    return usage(`--path is not an option of ${command}`);
+  }
+  if (command === "diff") {
+    if (all) return usage("--all-namespaces is not an option of diff (it acts on one App)");
+    if (!ref) return usage("diff needs NAME or NAMESPACE/NAME");
+    if (values.output !== undefined && values.output !== "json") {
+      return usage(
+        `-o must be json (the default is a unified diff), got ${JSON.stringify(values.output)}`,
+      );
+    }
+    if (values.path === "") return usage("--path needs a directory");
+    if (values.path !== undefined && revision !== undefined) {
+      return usage("give --revision or --path, not both");
+    }
+    return {
+      kind: "diff",
+      ...ref,
+      revision,
+      path: values.path,
+      output: values.output === "json" ? "json" : "text",
+      kubeconfig: values.kubeconfig,
+    };
   }
 
   if (command === "get") {

@@ -15,7 +15,10 @@ const MESSAGE_WIDTH = 72;
  * Prints to stdout; a refusal or a missing App goes to stderr.
  * @returns the exit code: 0 done, 1 the App does not exist or the operation was refused.
  */
-export async function runVerb(args: VerbArgs, kubeconfig: string | undefined): Promise<number> {
+export async function runVerb(
+  args: Exclude<VerbArgs, { kind: "diff" }>,
+  kubeconfig: string | undefined,
+): Promise<number> {
   const kube = await import("../src/kube/index.ts");
   const node = await import("../src/kube/node.ts");
   const store = kube.createKubePort(node.nodeKubeTransport(kubeconfig));

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // plumb CLI: `plumb reconcile NAMESPACE/NAME`, `plumb reconcile --all [--force] [--every D]
 // [--shard I/N]`, `plumb serve --port N`,
-// and the verbs for people (`plumb get`, `plumb approve` ...: functions/cli-verbs.ts).
-// Exit codes: 0 ok, 1 an App failed or was not found (or a fatal error), 2 a usage error.
+// and the verbs for people (`plumb get`, `plumb approve` ...: functions/cli-verbs.ts;
+// `plumb diff`: functions/cli-diff.ts).
+// Exit codes: 0 ok, 1 an App failed or was not found (or a fatal error), 2 a usage error
+// (`plumb diff`: 0 unchanged, 1 changed, 2 an error).
 import { existsSync } from "node:fs";
 import { Redactor } from "../src/core/redact.ts";
 import { findKubeconfig, parseCliArgs, singleResult, USAGE } from "./cli-args.ts";
@@ -10,8 +12,12 @@ import { findKubeconfig, parseCliArgs, singleResult, USAGE } from "./cli-args.ts
 /** The process's secret values: every run registers its own; every line printed is redacted. */
 const redactor = new Redactor();
 
+/** The exit code of an error main did not expect: 1, or 2 for `plumb diff` (its error code). */
+let errorCode = 1;
+
 async function main(argv: string[]): Promise<number> {
   const args = parseCliArgs(argv);
+  if (args.kind === "diff") errorCode = 2;
   if (args.kind === "help") {
     const { helpText } = await import("./cli-help.ts");
     console.log(helpText(args.command));
@@ -27,6 +33,10 @@ async function main(argv: string[]): Promise<number> {
   const found = findKubeconfig(args.kubeconfig, process.env, existsSync);
   if ("error" in found) throw new Error(found.error);
   const kubeconfig = found.path;
+  if (args.kind === "diff") {
+    const { runDiff } = await import("./cli-diff.ts");
+    return runDiff(args, kubeconfig, config, redactor);
+  }
   if (args.kind === "get" || args.kind === "operate") {
     const { runVerb } = await import("./cli-verbs.ts");
     return runVerb(args, kubeconfig);
@@ -93,6 +103,6 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const error = redactor.redact(err instanceof Error ? err.message : String(err));
     console.error(JSON.stringify({ error }));
-    process.exitCode = 1;
+    process.exitCode = errorCode;
   },
 );

@@ -3,6 +3,7 @@ import { SECRET_FORMS } from "../../test/support/secret-forms.ts";
 import {
   MAX_SECRET_VALUES,
   MIN_SECRET_LENGTH,
+  maskSecretValues,
   REDACTED,
   Redactor,
   shortCredential,
@@ -272,5 +273,51 @@ describe("shortCredential", () => {
     [undefined, undefined],
   ])("%j → %s", (creds, want) => {
     expect(shortCredential(creds)).toBe(want);
+  });
+});
+
+describe("maskSecretValues", () => {
+  const secret = (extra: Record<string, unknown>) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: "db",
+      annotations: {
+        "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"password":"c2VjcmV0"}}',
+        team: "a",
+      },
+    },
+    ...extra,
+  });
+
+  it("masks each distinct value of a key with its own run of +, as Argo CD does", () => {
+    const [live, desired] = maskSecretValues([
+      secret({ data: { password: "b2xk", user: "YXBw", gone: "eA==" } }),
+      secret({ data: { user: "YXBw" }, stringData: { password: "new-one", added: "y" } }),
+    ]);
+    expect(live).toEqual({
+      ...secret({}),
+      metadata: { name: "db", annotations: { team: "a" } },
+      data: { password: "++++++++", user: "++++++++", gone: "++++++++" },
+    });
+    expect(desired).toEqual({
+      ...secret({}),
+      metadata: { name: "db", annotations: { team: "a" } },
+      data: { user: "++++++++", password: "++++++++++++", added: "++++++++" },
+    });
+  });
+
+  it("folds stringData into data first: the same value written either way is the same mask", () => {
+    const [live, desired] = maskSecretValues<Record<string, unknown>>([
+      secret({ data: { password: btoa("same-value") } }),
+      secret({ stringData: { password: "same-value" } }),
+    ]);
+    expect(live?.["data"]).toEqual({ password: "++++++++" });
+    expect(desired?.["data"]).toEqual({ password: "++++++++" });
+  });
+
+  it("leaves other objects and absent ones as they are", () => {
+    const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { a: "1" } };
+    expect(maskSecretValues([cm, undefined])).toEqual([cm, undefined]);
   });
 });

@@ -406,3 +406,64 @@ function leaves(value: unknown): string[] {
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/** The first mask of a Secret value in a diff; each other value of the same key is 4 longer. */
+const MASK = "++++++++";
+
+/**
+ * Copies of v1 Secrets with their values masked for a diff, as Argo CD shows them
+ * (argoproj/gitops-engine pkg/diff/diff.go, HideSecretData): `stringData` is folded into `data`
+ * first (base64, as the API server stores it), then per key each distinct value across all the
+ * objects gets its own run of "+" ("++++++++", then "++++++++++++", …), so a reader sees that a
+ * key is added, removed or changed, and never a value. The kubectl.kubernetes.io/
+ * last-applied-configuration annotation (a copy of the values) is dropped. Other objects, and
+ * undefined entries, come back as they are. `objects` are the same Secret's forms (desired,
+ * live).
+ */
+export function maskSecretValues<T extends Record<string, unknown> | undefined>(
+  objects: readonly T[],
+): T[] {
+  const secret = (o: T) => isRecord(o) && o["apiVersion"] === "v1" && o["kind"] === "Secret";
+  const copies = objects.map((o) => {
+    if (!secret(o)) return o;
+    const copy: Record<string, unknown> = { ...(o as Record<string, unknown>) };
+    const data: Record<string, unknown> = isRecord(copy["data"]) ? { ...copy["data"] } : {};
+    if (isRecord(copy["stringData"])) {
+      for (const [k, v] of Object.entries(copy["stringData"])) data[k] = base64Text(String(v));
+    }
+    delete copy["stringData"];
+    if (Object.keys(data).length > 0 || "data" in copy) copy["data"] = data;
+    const meta = copy["metadata"];
+    if (isRecord(meta) && isRecord(meta["annotations"])) {
+      const { [LAST_APPLIED]: _dropped, ...annotations } = meta["annotations"];
+      copy["metadata"] = { ...meta, annotations };
+    }
+    return copy as T;
+  });
+  const keys = new Set(
+    copies.flatMap((o) => (secret(o) && isRecord(o!["data"]) ? Object.keys(o!["data"]) : [])),
+  );
+  for (const key of keys) {
+    const masks = new Map<string, string>();
+    for (const o of copies) {
+      const data = secret(o) ? (o as Record<string, unknown>)["data"] : undefined;
+      if (!isRecord(data) || !(key in data)) continue;
+      const value = JSON.stringify(data[key]);
+      let mask = masks.get(value);
+      if (mask === undefined) {
+        mask = MASK + "++++".repeat(masks.size);
+        masks.set(value, mask);
+      }
+      data[key] = mask;
+    }
+  }
+  return copies;
+}
+
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/** Standard base64 of `text`'s UTF-8 bytes, padded. */
+function base64Text(text: string): string {
+  const bare = b64(new TextEncoder().encode(text));
+  return bare + "=".repeat((4 - (bare.length % 4)) % 4);
+}

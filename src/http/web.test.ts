@@ -41,7 +41,25 @@ const held: AppStatus = {
       name: "web",
       status: "OutOfSync",
       health: "Healthy",
-      message: "will change: spec.replicas",
+      message: "will change: spec.replicas, spec.template.spec.containers[name=web].image",
+      changes: [
+        { path: "spec.replicas", desired: "3", live: "2" },
+        {
+          path: "spec.template.spec.containers[name=web].image",
+          desired: "web:v6",
+          live: "web:v5",
+          manager: "kubectl-edit",
+        },
+      ],
+    },
+    {
+      apiVersion: "v1",
+      kind: "Secret",
+      namespace: "team-a",
+      name: "web-env",
+      status: "OutOfSync",
+      message: "will change: data.PASSWORD",
+      changes: [{ path: "data.PASSWORD" }],
     },
   ],
   conditions: [
@@ -331,7 +349,20 @@ describe("web page: Apps and operations", () => {
     expect(page).toContain("Will create");
     expect(page).toContain("Service team-a/web");
     expect(page).toContain("Will change");
-    expect(page).toContain("<code>spec.replicas</code>");
+    // Each changed field with its live and desired value; a Secret's values are never there.
+    const row = (...cells: string[]) =>
+      `<tr>${cells.map((c, i) => (i === 0 ? `<td>${c}</td>` : `<td><code>${c}</code></td>`)).join("")}</tr>`;
+    expect(page).toContain('<th scope="col">Live</th><th scope="col">Desired</th>');
+    expect(page).toContain(row("Deployment team-a/web", "spec.replicas", "2", "3"));
+    expect(page).toContain(
+      row(
+        "Deployment team-a/web",
+        "spec.template.spec.containers[name=web].image",
+        "web:v5",
+        "web:v6",
+      ),
+    );
+    expect(page).toContain(row("Secret team-a/web-env", "data.PASSWORD", "(hidden)", "(hidden)"));
     const res = await c.form("/apps/team-a/web/operations", {
       _csrf: c.csrfOf(page),
       type: "approve",

@@ -10,6 +10,7 @@ export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./correction.ts";
 export * from "./destinations.ts";
+export * from "./diff-report.ts";
 export * from "./dns.ts";
 export * from "./drift.ts";
 export * from "./events.ts";

@@ -13,29 +13,58 @@ const r = (kind: string, name: string, message?: string): ResourceStatus => ({
   status: message ? "OutOfSync" : "Synced",
   ...(message ? { message } : {}),
 });
-const PREVIEW = [
+const IMAGE = "spec.template.spec.containers[name=web].image";
+const PREVIEW: ResourceStatus[] = [
   r("Service", "web", "will be created"),
-  r("Deployment", "web", "will change: spec.replicas, spec.template.spec.containers[0].image"),
+  {
+    ...r("Deployment", "web", `will change: spec.replicas, ${IMAGE}`),
+    changes: [
+      { path: "spec.replicas", desired: "3", live: "2", manager: "kubectl-scale" },
+      { path: IMAGE, desired: "web:v6", live: "web:v5" },
+    ],
+  },
+  { ...r("Secret", "env", "will change: data.TOKEN"), changes: [{ path: "data.TOKEN" }] },
   r("ConfigMap", "old", "will be pruned"),
+  r(
+    "Job",
+    "migrate",
+    'will fail: Job.batch "migrate" is invalid: spec.template: field is immutable',
+  ),
   r("Secret", "same"),
 ];
+const ref = (kind: string, name: string) => ({ apiVersion: "v1", kind, namespace: "team-a", name });
 
 describe("previewOf", () => {
-  it("reads create, change (with fields) and prune from status.resources", () => {
+  it("reads create, change (with fields and values), prune and fail from status.resources", () => {
     expect(previewOf(PREVIEW)).toEqual({
-      create: [{ apiVersion: "v1", kind: "Service", namespace: "team-a", name: "web" }],
+      create: [ref("Service", "web")],
       change: [
         {
-          apiVersion: "v1",
-          kind: "Deployment",
-          namespace: "team-a",
-          name: "web",
-          fields: ["spec.replicas", "spec.template.spec.containers[0].image"],
+          ...ref("Deployment", "web"),
+          fields: ["spec.replicas", IMAGE],
+          changes: PREVIEW[1]!.changes,
+        },
+        { ...ref("Secret", "env"), fields: ["data.TOKEN"], changes: [{ path: "data.TOKEN" }] },
+      ],
+      prune: [ref("ConfigMap", "old")],
+      fail: [
+        {
+          ...ref("Job", "migrate"),
+          message: 'Job.batch "migrate" is invalid: spec.template: field is immutable',
         },
       ],
-      prune: [{ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "old" }],
     });
-    expect(previewOf(undefined)).toEqual({ create: [], change: [], prune: [] });
+    expect(previewOf(undefined)).toEqual({ create: [], change: [], prune: [], fail: [] });
+  });
+
+  it("a line written without values still lists its paths", () => {
+    expect(previewOf([r("Deployment", "web", "will change: spec.replicas")]).change).toEqual([
+      {
+        ...ref("Deployment", "web"),
+        fields: ["spec.replicas"],
+        changes: [{ path: "spec.replicas" }],
+      },
+    ]);
   });
 });
 
@@ -67,8 +96,16 @@ describe("slackMessage", () => {
       .map((b) => (b["text"] as { text: string }).text);
     expect(texts.slice(1)).toEqual([
       "*Will create*\n• Service team-a/web",
-      "*Will change*\n• Deployment team-a/web: spec.replicas, spec.template.spec.containers[0].image",
+      [
+        "*Will change*",
+        "• Deployment team-a/web",
+        "    `spec.replicas`: `2` → `3`",
+        "    `spec.template.spec.containers[name=web].image`: `web:v5` → `web:v6`",
+        "• Secret team-a/env",
+        "    `data.TOKEN`: `(hidden)` → `(hidden)`",
+      ].join("\n"),
       "*Will prune*\n• ConfigMap team-a/old",
+      '*Will fail*\n• Job team-a/migrate: Job.batch "migrate" is invalid: spec.template: field is immutable',
     ]);
     const actions = msg.blocks.at(-1) as { type: string; elements: Array<Record<string, unknown>> };
     expect(actions.type).toBe("actions");
@@ -77,6 +114,35 @@ describe("slackMessage", () => {
         [SLACK_APPROVE, { namespace: "team-a", name: "web", revision: REV }],
         [SLACK_REJECT, { namespace: "team-a", name: "web", revision: REV }],
       ],
+    );
+  });
+
+  it("lists at most 5 fields per object, escapes values and keeps code spans whole", () => {
+    const changes = Array.from({ length: 7 }, (_, i) => ({
+      path: `data.k${i}`,
+      desired: i === 0 ? "<b>`x`</b> & y" : `${i}`,
+      ...(i === 1 ? {} : { live: "old" }),
+    }));
+    changes.push({ path: "data.gone", live: "was" } as (typeof changes)[number]);
+    const msg = slackMessage(APP, {
+      event: "Held",
+      message: "held",
+      held: {
+        revision: REV,
+        preview: [{ ...r("ConfigMap", "settings", "will change: data.k0"), changes }],
+      },
+    }) as { blocks: Array<{ text?: { text: string } }> };
+    expect(msg.blocks[1]?.text?.text).toBe(
+      [
+        "*Will change*",
+        "• ConfigMap team-a/settings",
+        "    `data.k0`: `old` → `&lt;b&gt;'x'&lt;/b&gt; &amp; y`",
+        "    `data.k1`: `(unset)` → `1`",
+        "    `data.k2`: `old` → `2`",
+        "    `data.k3`: `old` → `3`",
+        "    `data.k4`: `old` → `4`",
+        "    … and 3 more fields",
+      ].join("\n"),
     );
   });
 

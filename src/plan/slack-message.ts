@@ -3,7 +3,7 @@
 // buttons, which Slack sends to POST /slack/interactions.
 import type { ObjectRef } from "../app/index.ts";
 import type { Transition } from "./notify.ts";
-import { previewOf } from "./preview.ts";
+import { changeValues, type Preview, previewOf } from "./preview.ts";
 
 /** action_id of the Held alert's buttons. */
 export const SLACK_APPROVE = "plumb_approve";
@@ -18,6 +18,8 @@ export interface SlackButtonValue {
 
 /** Objects listed per kind of change; the rest is counted ("… and 3 more"). */
 const LIST_MAX = 15;
+/** Fields listed per changed object; the rest is counted ("… and 2 more fields"). */
+const FIELDS_MAX = 5;
 
 /** Escapes `&`, `<`, `>` as Slack's mrkdwn requires (https://api.slack.com/reference/surfaces/formatting#escaping). */
 export function slackEscape(text: string): string {
@@ -37,9 +39,26 @@ function list(title: string, lines: string[]): string | undefined {
 }
 
 /**
+ * One changed object: its line, then one line per field, "`path`: `live` → `desired`" (a
+ * Secret's values hidden). A backtick in a value would end Slack's code span: shown as "'".
+ */
+function describeChange(c: Preview["change"][number]): string {
+  const code = (text: string) => `\`${text.replaceAll("`", "'")}\``;
+  const lines = c.changes.slice(0, FIELDS_MAX).map((f) => {
+    const { live, desired } = changeValues(f);
+    return `    ${code(f.path)}: ${code(live)} → ${code(desired)}`;
+  });
+  if (c.changes.length > FIELDS_MAX) {
+    lines.push(`    … and ${c.changes.length - FIELDS_MAX} more fields`);
+  }
+  return [describe(c), ...lines].join("\n");
+}
+
+/**
  * The Slack payload announcing `t` for App `app`: `{text, blocks, channel?}`. `text` is the
  * plain fallback "[ns/name] Event: message". For a Held transition the blocks also list what
- * approving will create, change (with the fields) and prune, from `t.held.preview`, and end
+ * approving will create, change (each field with its live and desired value, at most
+ * {@link FIELDS_MAX} per object), prune and fail on, from `t.held.preview`, and end
  * with Approve and Reject buttons whose value is a {@link SlackButtonValue} as JSON.
  * Every dynamic text is escaped; nothing here comes from a Secret.
  */
@@ -59,11 +78,12 @@ export function slackMessage(
     const preview = previewOf(t.held.preview);
     const sections = [
       list("Will create", preview.create.map(describe)),
-      list(
-        "Will change",
-        preview.change.map((c) => `${describe(c)}: ${c.fields.join(", ")}`),
-      ),
+      list("Will change", preview.change.map(describeChange)),
       list("Will prune", preview.prune.map(describe)),
+      list(
+        "Will fail",
+        preview.fail.map((f) => `${describe(f)}: ${f.message}`),
+      ),
     ].filter((s): s is string => s !== undefined);
     if (sections.length === 0) sections.push("_No object changes: only the revision moves._");
     for (const text of sections) blocks.push({ type: "section", text: { type: "mrkdwn", text } });

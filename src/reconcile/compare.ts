@@ -21,6 +21,7 @@ import type { ClusterPort } from "./ports.ts";
  * whose rendered form is the one plumb last applied (plan: appliedForms): for those, a value
  * still owned by plumb is the server's normalisation and not suspect. Dry runs go one at a time
  * (field manager plumb, force, dryRun=All); a refused one is recorded with its short message.
+ * `dryRuns`, when given, receives each dry run's result by refKey (`plumb diff` shows them).
  */
 export async function compareWithServer(
   desired: readonly KubeObject[],
@@ -28,6 +29,7 @@ export async function compareWithServer(
   applied: ReadonlySet<string>,
   cluster: ClusterPort,
   redact?: (text: string) => string,
+  dryRuns?: Map<string, KubeObject>,
 ): Promise<Map<string, ObjectDiff>> {
   const out = new Map<string, ObjectDiff>();
   for (const obj of desired) {
@@ -42,6 +44,7 @@ export async function compareWithServer(
     }
     try {
       const dryRun = await cluster.apply(obj, { dryRun: true });
+      dryRuns?.set(key, dryRun);
       out.set(key, { fields: serverDiff(dryRun, have, options) });
     } catch (e) {
       const { message, terminal } = readApplyError(e, { secret: isSecret(obj), redact });

@@ -88,6 +88,8 @@ export interface Observation {
   comparison: Comparison;
   /** The inventory with its finished Jobs marked (finishedJobs). */
   inventory: InventoryEntry[];
+  /** The live objects of the inventory and the desired set, by refKey. */
+  live: ReadonlyMap<string, KubeObject>;
 }
 
 /**
@@ -96,11 +98,13 @@ export interface Observation {
  * were applied (compareWithServer: a dry run per suspect object; compareDesired).
  * @param desired the rendered set, or undefined on the fast path (health only)
  * @param held the desired set is held for approval (a preview, not drift)
+ * @param dryRuns receives the dry runs' results by refKey, when given (`plumb diff`)
  */
 export async function observe(
   ctx: RunContext,
   desired: Desired | undefined,
   held = false,
+  dryRuns?: Map<string, KubeObject>,
 ): Promise<Observation> {
   const refs = dedupeRefs([...ctx.inventory, ...(desired?.objects.map(refOf) ?? [])]);
   const live = await listLive(refs, ctx.ref, ctx.cluster);
@@ -136,6 +140,7 @@ export async function observe(
         applied,
         ctx.cluster,
         redactOf(ctx),
+        dryRuns,
       )
     : undefined;
   const comparison = compareDesired({
@@ -149,7 +154,7 @@ export async function observe(
     applied,
     done: new Map([...finished].map((key) => [key, FINISHED_MESSAGE])),
   });
-  return { health, comparison, inventory: markFinished(ctx.inventory, finished) };
+  return { health, comparison, inventory: markFinished(ctx.inventory, finished), live };
 }
 
 /** The health of finished Jobs its TTL removed: Healthy, saying so. */

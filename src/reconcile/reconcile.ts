@@ -192,7 +192,7 @@ async function prepare(start: RunContext, options: RunOptions): Promise<Prepared
  * Step 2: the spec, validated and defaulted, with a destination the App may use; else
  * InvalidSpec (Stalled).
  */
-function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
+export function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
   const validated = validateSpec(ctx.app.spec);
   const issues: Issue[] = validated.ok ? [] : [...validated.error];
   if (ctx.app.metadata.name.length > MAX_NAME) {
@@ -226,7 +226,7 @@ function validateApp(ctx: RunContext): Result<AppSpec, Failure> {
  * Steps 5 and 7: render `revision`, then the empty-render rule (a render with no objects
  * while the App owns some is refused unless allowEmpty).
  */
-async function renderHead(
+export async function renderHead(
   ctx: RunContext,
   spec: AppSpec,
   revision: string,

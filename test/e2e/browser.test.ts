@@ -225,9 +225,23 @@ describe("the web page in Chromium", () => {
     await page.waitForURL(`${base}/apps/${SHOP}/shop/approve`);
     const preview = await page.locator("main").textContent();
     expect(preview).toContain("Will change");
-    expect(preview).toContain(
-      `Deployment ${SHOP}/guestbook-ui: spec.replicas, spec.template.spec.containers[name=guestbook-ui].image`,
-    );
+    // Each changed field with its live and desired value, one row each.
+    const rows = await page
+      .locator("main table")
+      .filter({ hasText: "Desired" })
+      .locator("tbody tr")
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent)),
+      );
+    expect(rows).toEqual([
+      [`Deployment ${SHOP}/guestbook-ui`, "spec.replicas", "1", "2"],
+      [
+        `Deployment ${SHOP}/guestbook-ui`,
+        "spec.template.spec.containers[name=guestbook-ui].image",
+        "gcr.io/google-samples/gb-frontend:v5",
+        "gcr.io/google-samples/gb-frontend:v6",
+      ],
+    ]);
     await page.screenshot({ path: join(OUT, "approve.png") });
 
     await page.getByRole("button", { name: `Approve ${held!.slice(0, 7)}` }).click();

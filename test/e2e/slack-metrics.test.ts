@@ -196,7 +196,11 @@ describe("approve from Slack", () => {
     await sendGithubPush(server.base, HOOK, repo.url, sha);
     const alert = await heldAlert(sha);
     expect(alert.blocks.find((b) => b.text?.text.startsWith("*Will change*"))?.text?.text).toBe(
-      `*Will change*\n• Deployment ${NS}/guestbook-ui: spec.template.spec.containers[name=guestbook-ui].image`,
+      [
+        "*Will change*",
+        `• Deployment ${NS}/guestbook-ui`,
+        "    `spec.template.spec.containers[name=guestbook-ui].image`: `gcr.io/google-samples/gb-frontend:v5` → `gcr.io/google-samples/gb-frontend:v9`",
+      ].join("\n"),
     );
     await press(alert, "plumb_reject", { responsePath: "/actions/reject" });
     const rejected = await waitFor("rejection recorded", async () => {

@@ -3,7 +3,7 @@
 // Every value is escaped by the renderer; nothing here builds HTML from strings.
 import { type Child, jsx as h, type JSXNode } from "hono/jsx";
 import type { App, Condition, ObjectRef } from "../../app/index.ts";
-import { previewOf, short } from "../../plan/index.ts";
+import { changeValues, previewOf, short } from "../../plan/index.ts";
 import { nextRunOf, requestedOperation, sourceOf } from "../appview.ts";
 import type { Caller } from "../auth.ts";
 import type { AppEvent } from "../types.ts";
@@ -267,17 +267,33 @@ function previewList(app: App): Child {
       "Will create",
       p.create.map((r) => describeRef(r)),
     ),
-    section(
-      "Will change",
-      p.change.map((c) => [
-        describeRef(c),
-        ": ",
-        ...c.fields.flatMap((f, i) => [i > 0 ? ", " : "", h("code", null, f)]),
-      ]),
-    ),
+    p.change.length === 0
+      ? null
+      : [
+          h("h3", null, "Will change"),
+          table(
+            ["Object", "Field", "Live", "Desired"],
+            p.change.flatMap((c) =>
+              c.changes.map((f) => {
+                const { live, desired } = changeValues(f);
+                return [
+                  describeRef(c),
+                  h("code", null, f.path),
+                  h("code", null, live),
+                  h("code", null, desired),
+                ];
+              }),
+            ),
+            "",
+          ),
+        ],
     section(
       "Will prune",
       p.prune.map((r) => describeRef(r)),
+    ),
+    section(
+      "Will fail",
+      p.fail.map((f) => `${describeRef(f)}: ${f.message}`),
     ),
   ].filter((x) => x !== null);
   if (parts.length === 0)
