@@ -387,7 +387,16 @@ export const NOTIFY_EVENTS = [
   "Recovered",
   "Held",
   "DriftCorrected",
+  "Healthy",
 ] as const;
+
+/**
+ * What a chat target's `on` defaults to: every event but Healthy, which follows most syncs and
+ * matters to commit statuses (success once a rollout finished) more than to a channel.
+ */
+export const CHAT_EVENTS = NOTIFY_EVENTS.filter((e) => e !== "Healthy");
+/** What a commit-status target's `on` defaults to: each changes the state of a commit. */
+export const COMMIT_STATUS_EVENTS = NOTIFY_EVENTS.filter((e) => e !== "DriftCorrected");
 
 /** What each event of a target's `on` (spec.notifications.<target>.on) means (the CRD's description, README). */
 export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], string> = {
@@ -400,7 +409,29 @@ export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], strin
     "the App is healthy again (no failure, health Healthy) after a Failed or Degraded (status.openAlert), once, however many runs it took (e.g. Degraded, Progressing, Healthy)",
   Held: "a new revision is held for approval (status.heldRevision)",
   DriftCorrected: "selfHeal re-applied drifted or deleted objects",
+  Healthy:
+    "health became Healthy without a failure, in a run that neither applied a new revision (Synced says so) nor recovered (Recovered says so): e.g. the rollout of the applied revision finished",
 };
+
+/** The `on` list of a target whose default is `defaults`. */
+function onEvents(defaults: readonly (typeof NOTIFY_EVENTS)[number][]) {
+  return z
+    .array(z.enum(NOTIFY_EVENTS))
+    .default([...defaults])
+    .describe(
+      `Transitions to announce (default: ${defaults.length === NOTIFY_EVENTS.length ? "all" : defaults.join(", ")}). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
+    );
+}
+
+/** A Secret key holding a credential, `key` defaulting to `key`. */
+function secretKeyRef(key: string, what: string) {
+  return z
+    .object({
+      name: secretName,
+      key: z.string().min(1).default(key).describe("Key in the Secret's data."),
+    })
+    .describe(`Secret key (in the App's namespace) holding ${what}.`);
+}
 
 /**
  * What every notification target's entry under spec.notifications has: the Secret key holding
@@ -408,12 +439,7 @@ export const NOTIFY_EVENT_MEANINGS: Record<(typeof NOTIFY_EVENTS)[number], strin
  */
 export const NotificationTargetBase = z.object({
   secretRef: SecretKeyRef,
-  on: z
-    .array(z.enum(NOTIFY_EVENTS))
-    .default([...NOTIFY_EVENTS])
-    .describe(
-      `Transitions to announce (default: all). ${NOTIFY_EVENTS.map((e) => `${e}: ${NOTIFY_EVENT_MEANINGS[e]}.`).join(" ")} A state that persists is never announced again.`,
-    ),
+  on: onEvents(CHAT_EVENTS),
 });
 
 export const SlackTarget = NotificationTargetBase.extend({
@@ -421,12 +447,71 @@ export const SlackTarget = NotificationTargetBase.extend({
   channel: z.string().optional().describe("Channel override."),
 }).describe("Slack, through an incoming webhook; a Held alert carries Approve and Reject buttons.");
 
+export const GenericTarget = NotificationTargetBase.extend({
+  secretRef: secretKeyRef("address", "the URL every event is POSTed to"),
+  signingSecretRef: secretKeyRef(
+    "token",
+    "the HMAC key: each request then carries X-Signature: sha256=<hex HMAC-SHA256 of the body>",
+  ).optional(),
+}).describe(
+  "Any HTTP endpoint: one JSON event per transition ({app, event, message, revision?, severity}), signed when signingSecretRef is set (Flux's generic-hmac).",
+);
+
+export const MSTeamsTarget = NotificationTargetBase.extend({
+  secretRef: secretKeyRef("address", "the Power Automate workflow webhook URL"),
+}).describe("Microsoft Teams: an Adaptive Card through a Power Automate workflow webhook.");
+
+export const DiscordTarget = NotificationTargetBase.extend({
+  secretRef: secretKeyRef("address", "the Discord webhook URL"),
+  username: z.string().min(1).max(80).optional().describe("Overrides the webhook's name."),
+}).describe("Discord, through a webhook (Execute Webhook): the message and an embed.");
+
+export const GoogleChatTarget = NotificationTargetBase.extend({
+  secretRef: secretKeyRef("address", "the Google Chat space's incoming-webhook URL"),
+}).describe("Google Chat, through a space's incoming webhook: a text message.");
+
+/** A commit-status target: a token, the API base URL, and the events that change a state. */
+function commitStatusTarget(provider: string, apiDefault: string) {
+  return z
+    .object({
+      secretRef: secretKeyRef(
+        "token",
+        `a ${provider} token allowed to write commit statuses (sent only to apiUrl)`,
+      ),
+      apiUrl: z
+        .string()
+        .regex(/^https?:\/\/[^/?#]+(\/[^?#]*)?$/, "must be an http(s) URL without query")
+        .optional()
+        .describe(`The API's base URL (default: ${apiDefault}).`),
+      on: onEvents(COMMIT_STATUS_EVENTS),
+    })
+    .describe(
+      `${provider} commit statuses on the revision of each event, for an App whose source is a Git repository on ${provider} (the repository is spec.source.git.url's path): pending while the applied revision is Progressing or Held, success once Healthy, failure when it failed or is Degraded; context plumb/<namespace>/<name>.`,
+    );
+}
+
+export const GitHubTarget = commitStatusTarget(
+  "GitHub",
+  "https://api.github.com for github.com, else https://<git host>/api/v3 (GitHub Enterprise Server)",
+);
+export const GitLabTarget = commitStatusTarget("GitLab", "https://<git host>/api/v4");
+export const GiteaTarget = commitStatusTarget("Gitea", "https://<git host>/api/v1");
+
 /**
  * The notification targets, by their key under spec.notifications (also what
  * status.pendingNotifications[].target names). A target is this entry and its implementation
- * (src/reconcile/targets/).
+ * (src/reconcile/targets/). An App names several by giving several keys.
  */
-export const NOTIFICATION_TARGETS = { slack: SlackTarget } as const;
+export const NOTIFICATION_TARGETS = {
+  slack: SlackTarget,
+  generic: GenericTarget,
+  msteams: MSTeamsTarget,
+  discord: DiscordTarget,
+  googlechat: GoogleChatTarget,
+  github: GitHubTarget,
+  gitlab: GitLabTarget,
+  gitea: GiteaTarget,
+} as const;
 export type TargetName = keyof typeof NOTIFICATION_TARGETS;
 export const TARGET_NAMES = Object.keys(NOTIFICATION_TARGETS) as TargetName[];
 

@@ -6,6 +6,8 @@ export * from "./apply-policy.ts";
 export * from "./autoscaled.ts";
 export * from "./cascade.ts";
 export * from "./changed.ts";
+export * from "./chat-payloads.ts";
+export * from "./commit-status.ts";
 export * from "./compare.ts";
 export * from "./conditions.ts";
 export * from "./correction.ts";

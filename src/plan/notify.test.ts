@@ -132,6 +132,27 @@ describe("transitions", () => {
     expect(prev.openAlert).toBeUndefined();
   });
 
+  it("Healthy once when a sync's rollout finishes, not in the run that applied or recovered", () => {
+    const applied: AppStatus = {
+      revision: B,
+      healthStatus: "Progressing",
+      conditions: ready("True", "Synced"),
+    };
+    const before: AppStatus = { ...applied, revision: A, healthStatus: "Healthy" };
+    expect(transitions(before, applied, 0).map((t) => t.event)).toEqual(["Synced"]);
+    const healthy: AppStatus = { ...applied, healthStatus: "Healthy" };
+    expect(transitions(applied, healthy, 0)).toEqual([
+      { event: "Healthy", message: "revision bbbbbbb is healthy" },
+    ]);
+    expect(transitions(healthy, healthy, 0)).toEqual([]);
+    // Applied and healthy in one run: Synced says it.
+    const progressing = { ...before, healthStatus: "Progressing" as const };
+    expect(transitions(progressing, healthy, 0).map((t) => t.event)).toEqual(["Synced"]);
+    // Healthy with a failure is not Healthy.
+    const failing: AppStatus = { ...healthy, conditions: ready("False", "ApplyFailed") };
+    expect(transitions(applied, failing, 0).map((t) => t.event)).toEqual(["Failed"]);
+  });
+
   it("Recovered once after a source failure clears (Ready False SourceFailed → True)", () => {
     const now = new Date("2026-12-01T10:00:00Z");
     const healthy: AppStatus = { healthStatus: "Healthy", conditions: ready("True", "Synced") };
@@ -175,8 +196,9 @@ describe("transitions", () => {
     expect(transitions(open, progressing, 0)).toEqual([]);
     expect(transitions(open, failedButHealthy, 0).map((t) => t.event)).toEqual(["Failed"]);
     const healthy: AppStatus = { healthStatus: "Healthy", conditions: ready("True", "Synced") };
-    expect(transitions(progressing, healthy, 0)).toEqual([]);
-    expect(transitions({}, healthy, 0)).toEqual([]);
+    // Healthy without a problem before: no Recovered (Healthy says the rollout finished).
+    expect(transitions(progressing, healthy, 0).map((t) => t.event)).toEqual(["Healthy"]);
+    expect(transitions({}, healthy, 0).map((t) => t.event)).toEqual(["Healthy"]);
   });
 
   it("a later problem updates the open alert and keeps when it started", () => {
@@ -270,6 +292,16 @@ describe("notification targets of an App", () => {
     expect(targetNames(of({ slack: { secretRef: { name: "slack" } } }))).toEqual(["slack"]);
     expect(targetNames(of(undefined))).toEqual([]);
     expect(targetNames(of({ slack: { on: ["Failed"] } }))).toEqual([]);
+  });
+
+  it("are several when spec.notifications names several, in TARGET_NAMES order", () => {
+    const several = {
+      github: { secretRef: { name: "gh" } },
+      slack: { secretRef: { name: "slack" } },
+      generic: { secretRef: { name: "hook" }, signingSecretRef: { name: "hook" } },
+      msteams: { secretRef: { name: "teams" } },
+    };
+    expect(targetNames(of(several))).toEqual(["slack", "generic", "msteams", "github"]);
   });
 
   it("notify while a target is configured or notifications wait for one", () => {

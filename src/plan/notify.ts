@@ -95,7 +95,8 @@ export function notifies(app: App): boolean {
  * failure reason, or its message changed), Degraded (health became Degraded), Recovered (healthy
  * again while `before.openAlert` records a Failed or Degraded — so Degraded → Progressing →
  * Healthy and a cleared SourceFailed both recover, once), Held (a new heldRevision),
- * DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last state
+ * Healthy (health became Healthy in a run with neither Synced nor Recovered: a rollout
+ * finished), DriftCorrected (`driftCorrected` > 0 objects re-applied). A run that repeats the last state
  * yields nothing, so a steady failure alerts once. Record the open alert in the new status
  * with {@link withOpenAlert}.
  */
@@ -126,6 +127,16 @@ export function transitions(
   const open = openAlertOf(before);
   if (open && isHealthy(after)) {
     out.push({ event: "Recovered", message: `healthy again after ${open.event}: ${open.message}` });
+  }
+  if (
+    isHealthy(after) &&
+    before.healthStatus !== "Healthy" &&
+    !out.some((t) => t.event === "Synced" || t.event === "Recovered")
+  ) {
+    out.push({
+      event: "Healthy",
+      message: after.revision ? `revision ${short(after.revision)} is healthy` : "healthy",
+    });
   }
   if (after.heldRevision && after.heldRevision !== before.heldRevision) {
     out.push({

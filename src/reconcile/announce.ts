@@ -2,7 +2,12 @@
 // configures (spec.notifications), each through its implementation (targets/).
 import { type App, TARGET_NAMES, type TargetConfig, type TargetName } from "../app/index.ts";
 import { EventReason, nameOf } from "../core/index.ts";
-import { notificationEvent, notificationTargets, type Transition } from "../plan/index.ts";
+import {
+  CommitStatusError,
+  notificationEvent,
+  notificationTargets,
+  type Transition,
+} from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 import { type NotificationTarget, TARGETS } from "./targets/index.ts";
 
@@ -75,13 +80,34 @@ async function announceTo<K extends TargetName>(
     const value = data[key];
     if (!value) return `Secret ${secret} has no key ${JSON.stringify(key)}`;
     ports.redactor?.add(value);
+    const secrets: string[] = [];
+    for (const other of target.secretRefs?.(config) ?? []) {
+      const where = `${app.metadata.namespace}/${other.name}`;
+      let more: Record<string, string> | undefined = data;
+      if (other.name !== secretName) {
+        try {
+          more = await ports.kube.getSecret(app.metadata.namespace, other.name);
+        } catch (err) {
+          return `could not read Secret ${where} (${kubeFailure(err)})`;
+        }
+      }
+      if (!more) return `Secret ${where} not found`;
+      const extra = more[other.key];
+      if (!extra) return `Secret ${where} has no key ${JSON.stringify(other.key)}`;
+      ports.redactor?.add(extra);
+      secrets.push(extra);
+    }
     const redact = <T>(v: T): T => ports.redactor?.redactValue(v) ?? v;
     for (const t of wanted) {
       const event = notificationEvent(ref, t, app.status ?? {});
       try {
-        await target.post(event, { config, secret: value, app, http, redact });
+        await target.post(event, { config, secret: value, secrets, app, http, redact });
       } catch (err) {
-        return sendFailure(err, `Secret ${secret} key ${JSON.stringify(key)}`);
+        return sendFailure(
+          err,
+          `Secret ${secret} key ${JSON.stringify(key)}`,
+          target.endpoint ?? "the webhook",
+        );
       }
       sent++;
     }
@@ -119,7 +145,8 @@ function kubeFailure(err: unknown): string {
  * error code or a fixed phrase: error messages may carry the URL (e.g. fetch's
  * "Failed to parse URL from https://hooks.slack.com/...").
  */
-function sendFailure(err: unknown, where: string): string {
+function sendFailure(err: unknown, where: string, endpoint: string): string {
+  if (err instanceof CommitStatusError) return err.message;
   const e = (err ?? {}) as { name?: unknown; message?: unknown; status?: unknown; cause?: unknown };
   const name = typeof e.name === "string" ? e.name : "";
   const message = typeof e.message === "string" ? e.message : "";
@@ -127,8 +154,8 @@ function sendFailure(err: unknown, where: string): string {
   const code = typeof cause.code === "string" && CODE.test(cause.code) ? cause.code : undefined;
   const status =
     typeof e.status === "number" ? e.status : Number(/\bHTTP (\d{3})\b/.exec(message)?.[1]);
-  if (name === "TimeoutError") return "the webhook did not answer in time";
-  if (name === "AbortError") return "the request to the webhook was aborted";
+  if (name === "TimeoutError") return `${endpoint} did not answer in time`;
+  if (name === "AbortError") return `the request to ${endpoint} was aborted`;
   if (code === "ERR_INVALID_URL") return `the webhook URL in ${where} is not a valid URL`;
   if (
     name === "TypeError" &&
@@ -140,7 +167,7 @@ function sendFailure(err: unknown, where: string): string {
     return code ? `connection failed (${code})` : "connection failed";
   }
   if (Number.isInteger(status) && status >= 100 && status <= 599) {
-    return `HTTP ${status} from the webhook`;
+    return `HTTP ${status} from ${endpoint}`;
   }
   return `sending failed (${name || "error"})`;
 }

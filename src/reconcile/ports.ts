@@ -276,8 +276,21 @@ export interface NotifyPort {
   /**
    * POSTs `body` to `url` with `headers`. Throws on a non-2xx answer an Error with `status`,
    * whose message names the status only — never the URL, which may be a secret (a webhook).
+   * A refusal `options.settled` accepts (given the status and the answer's first 4 KiB) counts
+   * as done: GitLab's 400 for a commit status already in the state sent.
    */
-  post(url: string, body: string, headers: Record<string, string>): Promise<void>;
+  post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    options?: PostOptions,
+  ): Promise<void>;
+}
+
+/** Options of one NotifyPort POST. */
+export interface PostOptions {
+  /** Whether a non-2xx answer means the request's effect is already there. */
+  settled?: (status: number, answer: string) => boolean;
 }
 
 /**

@@ -160,4 +160,65 @@ describe("announceAndRedeliver", () => {
     expect(s.app().status?.pendingNotifications).toBeUndefined();
     expect(s.app().status?.redeliverAt).toBeUndefined();
   });
+
+  it("with several targets, queues only what the one that failed missed, and retries only it", async () => {
+    const kube = createFakeKube();
+    const REV = "c".repeat(40);
+    addApp(kube, "team-a", "web", {
+      source: { git: { url: "https://github.com/acme/web.git" } },
+      notifications: {
+        slack: { secretRef: { name: "slack" } },
+        github: { secretRef: { name: "forge" }, apiUrl: "https://ghe.example/api/v3" },
+      },
+    });
+    kube.secrets.set("team-a/slack", { webhookURL: "https://hooks.slack.example/T/B/X" });
+    kube.secrets.set("team-a/forge", { token: "ghp_token" });
+    let githubUp = false;
+    const sent: string[] = [];
+    const ports: Ports = {
+      kube,
+      git: { resolve: async () => REV, fetch: async () => [] },
+      notify: {
+        async post(url, body) {
+          if (url.startsWith("https://ghe.example") && !githubUp) {
+            throw Object.assign(new Error("HTTP 502"), { status: 502 });
+          }
+          const json = JSON.parse(body);
+          sent.push(url.startsWith("https://ghe.example") ? `github ${json.state}` : json.text);
+        },
+      },
+      holder: "test",
+    };
+    const app = () => kube.apps.get("team-a/web")!;
+    app().status = { revision: REV, healthStatus: "Progressing" };
+    await announceAndRedeliver(
+      runContext(structuredClone(app()), ports, NOW),
+      structuredClone(app()),
+      [{ event: "Synced", message: "applied revision ccccccc" }],
+    );
+    expect(sent).toEqual(["[team-a/web] Synced: applied revision ccccccc"]);
+    expect(app().status?.pendingNotifications).toEqual([
+      {
+        target: "github",
+        event: "Synced",
+        message: "applied revision ccccccc",
+        at: NOW.toISOString(),
+        attempts: 1,
+        revision: REV,
+      },
+    ]);
+    expect(kube.events.map((e) => e.message)).toEqual([
+      "GitHub: HTTP 502 from the GitHub API; 1 notification(s) kept in status.pendingNotifications and sent on a later run, for up to 1h after each happened",
+    ]);
+
+    githubUp = true;
+    const later = new Date(NOW.getTime() + 60_000);
+    await announceAndRedeliver(
+      runContext(structuredClone(app()), ports, later),
+      structuredClone(app()),
+      [],
+    );
+    expect(sent).toEqual(["[team-a/web] Synced: applied revision ccccccc", "github pending"]);
+    expect(app().status?.pendingNotifications).toBeUndefined();
+  });
 });

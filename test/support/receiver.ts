@@ -1,4 +1,5 @@
-// A real local HTTP receiver standing in for Slack: records every request it gets.
+// A real local HTTP receiver standing in for Slack and the other notification targets (webhooks,
+// a forge's commit-status API): records every request it gets.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -6,6 +7,8 @@ export interface Received {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
+  /** The body as received, byte for byte (UTF-8): what a signature is over. */
+  raw: string;
 }
 
 export interface Receiver {
@@ -34,7 +37,7 @@ export async function startReceiver(initial = 200): Promise<Receiver> {
       } catch {
         // keep text
       }
-      const got = { path: req.url ?? "", headers: req.headers, body };
+      const got = { path: req.url ?? "", headers: req.headers, body, raw: text };
       (status < 300 ? received : refused).push(got);
       res.writeHead(status, { "content-type": "text/plain" });
       res.end(status < 300 ? "ok" : "internal_error");

@@ -12,6 +12,11 @@ export interface TargetContext<K extends TargetName> {
    * with the redactor; never in a message, a log line or an Event.
    */
   secret: string;
+  /**
+   * The values of the target's other Secret keys ({@link NotificationTarget.secretRefs}), in
+   * that order; secrets too, registered with the redactor.
+   */
+  secrets: string[];
   /** The App, as stored after the run's status write. */
   app: App;
   /** Outgoing HTTP: POST a body to a URL. */
@@ -32,9 +37,16 @@ export interface NotificationTarget<K extends TargetName> {
   readonly name: K;
   /** How messages name it: "Slack: Secret team-a/slack not found". */
   readonly title: string;
+  /** What failures name the endpoint: "HTTP 502 from the API" (default "the webhook"). */
+  readonly endpoint?: string;
   /**
    * Posts `event`. Throws what `ctx.http` threw (its status or code is reported, never its
    * message: it may carry the URL).
    */
   post(event: NotificationEvent, ctx: TargetContext<K>): Promise<void>;
+  /**
+   * Secret keys the target reads besides secretRef (the generic target's HMAC key), read like
+   * it (a missing one is reported the same way); their values are `ctx.secrets`.
+   */
+  secretRefs?(config: TargetConfig<K>): Array<{ name: string; key: string }>;
 }
