@@ -4,7 +4,7 @@
 import type { AppSpec } from "../app/index.ts";
 import { type KubeObject, type NamespacedName, nameOf, refKey, refOf } from "../core/index.ts";
 import { type DiffReport, diffReport } from "../plan/index.ts";
-import { type RunContext, runContext } from "./context.ts";
+import { type RunContext, runContext, withPolicy } from "./context.ts";
 import { connectDestination } from "./destination.ts";
 import { observe } from "./observe.ts";
 import type { ClusterPort, KubePort, Ports } from "./ports.ts";
@@ -56,7 +56,8 @@ export async function diffApp(
   if (!app) {
     return { ok: false, notFound: true, reason: "NotFound", error: `App ${nameOf(ref)} not found` };
   }
-  let ctx: RunContext = runContext(app, ports, now, { compare: true });
+  // The same rules as a run: the cluster's AppPolicies, or the process's settings.
+  let ctx: RunContext = await withPolicy(runContext(app, ports, now, { compare: true }));
   const validated = validateApp(ctx);
   if (!validated.ok) return fail(validated.error.reason, validated.error.message);
   if (options.local && !validated.value.source.git) {
