@@ -29,6 +29,7 @@ export * from "./operations.ts";
 export * from "./policy.ts";
 export * from "./preview.ts";
 export * from "./prune.ts";
+export * from "./pull-request.ts";
 export * from "./redelivery.ts";
 export * from "./resources.ts";
 export * from "./run.ts";
