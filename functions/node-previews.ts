@@ -6,8 +6,8 @@ import { type Ports, previewPullRequest } from "../src/reconcile/index.ts";
 
 /**
  * The previewer of `plumb serve`. Tokens: the Secret `PLUMB_FORGE_TOKENS` (default
- * plumb-forge-tokens) in `namespace`, one key per repository host ("github.com") holding that
- * host's token; the API base URL for a host is the env `PLUMB_FORGE_API_URL_<HOST>` (host
+ * plumb-forge-tokens) in `namespace`, one key per repository host name ("github.com", no port)
+ * holding that host's token; the API base URL for a host is `PLUMB_FORGE_API_URL_<HOST>` (host
  * upper-cased, non-alphanumerics as "_"), else the provider's default. An App whose host has
  * no token is logged and skipped; one App's failure does not stop the others.
  */
@@ -25,7 +25,8 @@ export function nodePreviewer(
     for (const app of apps) {
       const id = `${app.namespace}/${app.name}`;
       try {
-        const host = new URL(forgeRepository(app.url).origin).host;
+        // Secret keys cannot hold ":" (a config key is [-._a-zA-Z0-9]+): the host name, no port.
+        const host = new URL(forgeRepository(app.url).origin).hostname;
         const token = tokens[host];
         if (!token) {
           log({

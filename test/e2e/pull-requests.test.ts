@@ -114,14 +114,14 @@ beforeAll(async () => {
     apiVersion: "v1",
     kind: "Secret",
     metadata: { name: "plumb-forge-tokens" },
-    stringData: { [new URL(git.url).host]: TOKEN },
+    stringData: { [new URL(git.url).hostname]: TOKEN },
   });
   await createApp(NS, "shop", { source: { git: { url: repo.url, ref: "main" } } });
   const applied = await reconcileApp({ namespace: NS, name: "shop" }, realPorts(), new Date());
   expect(applied).toMatchObject({ ok: true });
   expect(await deploymentImage(NS, "guestbook-ui")).toBe("gcr.io/google-samples/gb-frontend:v5");
   await repo.git("checkout", "--quiet", "-b", "feature");
-  const forgeHost = new URL(git.url).host.toUpperCase().replace(/[^A-Z0-9]/g, "_");
+  const forgeHost = new URL(git.url).hostname.toUpperCase().replace(/[^A-Z0-9]/g, "_");
   server = spawn(
     process.execPath,
     [
