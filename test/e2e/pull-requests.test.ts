@@ -118,7 +118,7 @@ beforeAll(async () => {
   });
   await createApp(NS, "shop", { source: { git: { url: repo.url, ref: "main" } } });
   const applied = await reconcileApp({ namespace: NS, name: "shop" }, realPorts(), new Date());
-  expect(applied).toMatchObject({ ok: true });
+  expect(applied).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
   expect(await deploymentImage(NS, "guestbook-ui")).toBe("gcr.io/google-samples/gb-frontend:v5");
   await repo.git("checkout", "--quiet", "-b", "feature");
   const forgeHost = new URL(git.url).hostname.toUpperCase().replace(/[^A-Z0-9]/g, "_");
@@ -170,8 +170,8 @@ ${output.slice(-4000)}`);
     expect(posts()).toHaveLength(1);
     const body = comments[0]!.body;
     expect(body.startsWith(`<!-- plumb:diff ${NS}/shop -->`)).toBe(true);
-    expect(body).toContain("-        image: gcr.io/google-samples/gb-frontend:v5");
-    expect(body).toContain("+        image: gcr.io/google-samples/gb-frontend:v9");
+    expect(body).toContain("-        - image: gcr.io/google-samples/gb-frontend:v5");
+    expect(body).toContain("+        - image: gcr.io/google-samples/gb-frontend:v9");
     expect(posts()[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(statuses(first)[0]!.body).toEqual({
       state: "success",
@@ -187,7 +187,7 @@ ${output.slice(-4000)}`);
       `/repos/org/shop/issues/comments/${comments[0]!.id}`,
     ]);
     expect(comments).toHaveLength(1);
-    expect(comments[0]!.body).toContain("+        image: gcr.io/google-samples/gb-frontend:v10");
+    expect(comments[0]!.body).toContain("+        - image: gcr.io/google-samples/gb-frontend:v10");
 
     const seen = forge.received.length;
     const closed = await send("closed", second);
