@@ -204,4 +204,22 @@ ${output.slice(-4000)}`);
       "Normal",
     );
   });
+  it("a head that does not render gets a failure status with the reason, in the same comment", async () => {
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(join(repo.workDir, FILE), "kind: Deployment\nmetadata: [not, a, map\n");
+    await repo.git("commit", "--quiet", "-am", "broken manifest");
+    await repo.git("push", "--quiet", "--force", "origin", "HEAD:refs/pull/1/head");
+    const broken = await repo.head();
+    expect((await send("synchronize", broken)).status).toBe(202);
+    await waitFor("status on the broken head", async () => statuses(broken).length > 0);
+    const status = statuses(broken)[0]!.body as Record<string, string>;
+    expect(status.state).toBe("failure");
+    expect(status.context).toBe(`plumb/${NS}/shop`);
+    expect(status.description).toMatch(/^RenderFailed: /);
+    expect(posts()).toHaveLength(1);
+    expect(comments).toHaveLength(1);
+    expect(comments[0]!.body).toContain(
+      `### plumb: ${NS}/shop cannot be previewed\n\n**RenderFailed**`,
+    );
+  });
 });
