@@ -2,11 +2,17 @@
 
 import { serve as honoServe } from "@hono/node-server";
 import { nameOf, Redactor } from "../src/core/index.ts";
-import { configWarnings, createHttpApp, parseHttpConfig } from "../src/http/index.ts";
+import {
+  configWarnings,
+  createHttpApp,
+  DEFAULT_NAMESPACE,
+  parseHttpConfig,
+} from "../src/http/index.ts";
 import { jsonPoster } from "../src/notify/index.ts";
 import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
+import { nodePreviewer } from "./node-previews.ts";
 import { createRunner } from "./node-runs.ts";
 
 /**
@@ -42,6 +48,7 @@ export async function serve(
     defer: (task) =>
       void task.catch((err) => log({ msg: "deferred task failed", error: String(err) })),
     slackRespond: jsonPoster(),
+    previewPullRequest: nodePreviewer(ports, httpConfig.namespace ?? DEFAULT_NAMESPACE, log),
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       // One lookup per Git source, after the answer; each run gets its revision.

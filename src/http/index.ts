@@ -4,7 +4,7 @@ export type { AppSummary } from "./appview.ts";
 export { sourceOf, summarize } from "./appview.ts";
 export type { Caller } from "./auth.ts";
 export type { ApiToken, HttpConfig } from "./config.ts";
-export { HTTP_ENV_VARS, parseHttpConfig } from "./config.ts";
+export { DEFAULT_NAMESPACE, HTTP_ENV_VARS, parseHttpConfig } from "./config.ts";
 export type { Log } from "./errors.ts";
 export type { PushRef } from "./match.ts";
 export { appMatchesPush, normalizeRepoUrl, qualifyRef } from "./match.ts";
@@ -16,6 +16,13 @@ export {
   submitOperation,
 } from "./operations.ts";
 export { configWarnings, unavailable } from "./readiness.ts";
-export type { AppEvent, AppKey, AppStore, HttpDeps, HttpEnv } from "./types.ts";
-export type { Provider, PushEvent } from "./webhooks.ts";
-export { parsePush } from "./webhooks.ts";
+export type {
+  AppEvent,
+  AppKey,
+  AppStore,
+  HttpDeps,
+  HttpEnv,
+  PullRequestTarget,
+} from "./types.ts";
+export type { Provider, PullRequestEvent, PushEvent } from "./webhooks.ts";
+export { parsePullRequest, parsePush, previewsPullRequest } from "./webhooks.ts";

@@ -5,9 +5,13 @@ import type { GitSourceRef } from "../plan/index.ts";
 import type { Caller } from "./auth.ts";
 import type { HttpConfig } from "./config.ts";
 import type { Log } from "./errors.ts";
+import type { PullRequestEvent } from "./webhooks.ts";
 
 /** An App by namespace and name. */
 export type AppKey = NamespacedName;
+
+/** An App a pull request concerns, with its Git URL. */
+export type PullRequestTarget = AppKey & { url: string };
 
 /** An App to reconcile, with its Git source when the trigger knows it (looked up once). */
 export type TriggerTarget = AppKey & { source?: GitSourceRef | undefined };
@@ -81,6 +85,11 @@ export interface HttpDeps {
    * task runs unawaited and a failure is logged.
    */
   defer?(task: Promise<unknown>): void;
+  /**
+   * Previews a pull request for these Apps (diff, comment, commit status, Event), run by the
+   * webhook through {@link defer} after its 202. Absent: pull_request deliveries are ignored.
+   */
+  previewPullRequest?(apps: PullRequestTarget[], pr: PullRequestEvent): Promise<void>;
   /** Posts a message to a Slack response_url (JSON). Absent: Slack answers are not sent. */
   slackRespond?(url: string, payload: Record<string, unknown>): Promise<void>;
 }

@@ -134,3 +134,73 @@ export function parsePush(provider: Provider, payload: unknown): Result<PushEven
 export function isRefDeletion(push: PushEvent): boolean {
   return /^0+$/.test(push.after);
 }
+
+/** A pull request event, whatever the provider: what a preview needs. */
+export interface PullRequestEvent {
+  provider: Provider;
+  /** The action ("opened", "synchronize", "reopened", "closed", …). */
+  action: string;
+  /** The PR's number (GitHub, Gitea) or merge request's iid (GitLab). */
+  number: number;
+  /** Every URL the payload gives for the base repository. */
+  repoUrls: string[];
+  /** The base branch as a full ref: "refs/heads/main". */
+  ref: string;
+  /** The base repository's default branch, when the payload says. */
+  defaultBranch?: string;
+  /** The head commit's full SHA: what the commit status is set on. */
+  headSha: string;
+  /** The ref the base repository serves the head at: "refs/pull/N/head" on GitHub. */
+  headRef: string;
+}
+
+/** GitHub `pull_request` (https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request). */
+const GitHubPullRequest = z.looseObject({
+  action: z.string().min(1),
+  number: z.number().int().positive(),
+  pull_request: z.looseObject({
+    head: z.looseObject({ sha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) }),
+    base: z.looseObject({
+      ref: z.string().min(1),
+      repo: z.looseObject({
+        clone_url: url,
+        ssh_url: url,
+        git_url: url,
+        html_url: url,
+        svn_url: url,
+        url: url,
+        default_branch: z.string().nullish(),
+      }),
+    }),
+  }),
+});
+
+/**
+ * Reads a GitHub `pull_request` payload (verified, JSON-parsed): the base repository's URLs
+ * (`pull_request.base.repo.{clone_url, ssh_url, git_url, html_url, svn_url, url}`), the base
+ * branch, the head SHA, and `refs/pull/<number>/head`, which GitHub serves from the base
+ * repository even when the head is in a fork.
+ * @returns the event, or the issues (`body.`-prefixed paths) when it is not a pull_request.
+ */
+export function parsePullRequest(payload: unknown): Result<PullRequestEvent, Issue[]> {
+  const r = GitHubPullRequest.safeParse(payload);
+  if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
+  const { action, number, pull_request: pr } = r.data;
+  const keys = ["clone_url", "ssh_url", "git_url", "html_url", "svn_url", "url"];
+  const e: PullRequestEvent = {
+    provider: "github",
+    action,
+    number,
+    repoUrls: urls(pick(pr.base.repo, keys)),
+    ref: `refs/heads/${pr.base.ref}`,
+    headSha: pr.head.sha,
+    headRef: `refs/pull/${number}/head`,
+  };
+  if (pr.base.repo.default_branch) e.defaultBranch = pr.base.repo.default_branch;
+  return { ok: true, value: e };
+}
+
+/** Actions that bring new code to preview: opened, synchronize (a push), reopened. */
+export function previewsPullRequest(action: string): boolean {
+  return action === "opened" || action === "synchronize" || action === "reopened";
+}

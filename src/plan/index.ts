@@ -33,6 +33,7 @@ export * from "./owned-fields.ts";
 export * from "./policy.ts";
 export * from "./preview.ts";
 export * from "./prune.ts";
+export * from "./pull-request.ts";
 export * from "./redelivery.ts";
 export * from "./resources.ts";
 export * from "./run.ts";

@@ -3,6 +3,7 @@
 export * from "./diff.ts";
 export { createInventoryIndex } from "./ownership.ts";
 export * from "./ports.ts";
+export * from "./pull-request.ts";
 export * from "./reconcile.ts";
 export * from "./run-all.ts";
 export * from "./tick.ts";

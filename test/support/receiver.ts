@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface Received {
+  method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: unknown;
@@ -22,8 +23,14 @@ export interface Receiver {
   stop(): Promise<void>;
 }
 
-/** Starts a receiver on 127.0.0.1 answering `status` (200) with "ok", as Slack does. */
-export async function startReceiver(initial = 200): Promise<Receiver> {
+/** An answer of its own for a request (a forge's JSON), or undefined for the default "ok". */
+export type Responder = (request: Received) => { status: number; json: unknown } | undefined;
+
+/**
+ * Starts a receiver on 127.0.0.1 answering `status` (200) with "ok", as Slack does; `respond`
+ * may answer a request with JSON instead (a forge's API listing comments).
+ */
+export async function startReceiver(initial = 200, respond?: Responder): Promise<Receiver> {
   const received: Received[] = [];
   const refused: Received[] = [];
   let status = initial;
@@ -37,7 +44,20 @@ export async function startReceiver(initial = 200): Promise<Receiver> {
       } catch {
         // keep text
       }
-      const got = { path: req.url ?? "", headers: req.headers, body, raw: text };
+      const got = {
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body,
+        raw: text,
+      };
+      const own = respond?.(got);
+      if (own) {
+        (own.status < 300 ? received : refused).push(got);
+        res.writeHead(own.status, { "content-type": "application/json" });
+        res.end(JSON.stringify(own.json));
+        return;
+      }
       (status < 300 ? received : refused).push(got);
       res.writeHead(status, { "content-type": "text/plain" });
       res.end(status < 300 ? "ok" : "internal_error");

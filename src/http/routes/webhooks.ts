@@ -5,11 +5,23 @@ import { nameOf } from "../../core/index.ts";
 import { rowSource } from "../../plan/index.ts";
 import { type Delivery, readDelivery } from "../delivery.ts";
 import { HttpError } from "../errors.ts";
-import { appMatchesPush, noMatchReason, pushRepositories, sameRepository } from "../match.ts";
-import type { AppStore, HttpDeps, HttpEnv, TriggerTarget } from "../types.ts";
+import {
+  appMatchesPush,
+  noMatchReason,
+  type PushRef,
+  pushRepositories,
+  sameRepository,
+} from "../match.ts";
+import type { AppStore, HttpDeps, HttpEnv, PullRequestTarget, TriggerTarget } from "../types.ts";
 import { decodeExact, verifyGitea, verifyGitHub, verifyGitLab } from "../verify.ts";
 import type { Provider } from "../webhooks.ts";
-import { isRefDeletion, PROVIDERS, type PushEvent, parsePush } from "../webhooks.ts";
+import {
+  isRefDeletion,
+  PROVIDERS,
+  parsePullRequest,
+  parsePush,
+  previewsPullRequest,
+} from "../webhooks.ts";
 
 /** Per provider: the configured secret, how to authenticate and which event header to read. */
 const PROVIDER = {
@@ -98,7 +110,11 @@ export function registerWebhookRoutes(
       if (event === undefined)
         throw new HttpError(400, `missing ${PROVIDER[provider].event} header`);
       if (provider === "github" && event === "ping") return c.json({ message: "pong" }, 200);
-      if (!PUSH_EVENTS[provider].includes(event)) return c.json({ ignored: true, event }, 202);
+      const pullRequest =
+        provider === "github" && event === "pull_request" && deps.previewPullRequest;
+      if (!PUSH_EVENTS[provider].includes(event) && !pullRequest) {
+        return c.json({ ignored: true, event }, 202);
+      }
 
       if ("error" in delivery) throw new HttpError(400, delivery.error);
       if (delivery.payload === undefined) throw new HttpError(400, "body is not valid UTF-8");
@@ -111,6 +127,7 @@ export function registerWebhookRoutes(
           delivery.form ? "malformed JSON in form field payload" : "malformed JSON body",
         );
       }
+      if (pullRequest) return answerPullRequest(c, deps, payload);
       const parsed = parsePush(provider, payload);
       if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.error });
       const push = parsed.value;
@@ -141,6 +158,33 @@ export function registerWebhookRoutes(
   }
 }
 
+/**
+ * GitHub `pull_request`: opened, synchronize and reopened preview every App whose source
+ * follows the base repository on the base branch (HEAD: the default branch), after the
+ * answer 202 {"apps", "number", "head"}; other actions (closed, labeled…) → 202 {"ignored"}.
+ */
+async function answerPullRequest(c: Context, deps: HttpDeps, payload: unknown) {
+  const parsed = parsePullRequest(payload);
+  if (!parsed.ok) {
+    throw new HttpError(400, "not a pull_request payload", { issues: parsed.error });
+  }
+  const pr = parsed.value;
+  if (!previewsPullRequest(pr.action)) {
+    return c.json({ ignored: true, event: "pull_request", reason: `action ${pr.action}` }, 202);
+  }
+  const { matched } = await matchingApps(deps.apps, pr);
+  const apps: PullRequestTarget[] = matched.flatMap((row) =>
+    row.git ? [{ namespace: row.namespace, name: row.name, url: row.git.url }] : [],
+  );
+  if (apps.length > 0 && deps.previewPullRequest) {
+    const task = deps.previewPullRequest(apps, pr);
+    if (deps.defer) deps.defer(task);
+    else void task.catch((e) => deps.log?.({ msg: "preview failed", error: String(e) }));
+  }
+  deps.log?.({ msg: "webhook pull_request", number: pr.number, apps: apps.length });
+  return c.json({ apps: apps.map(nameOf), number: pr.number, head: pr.headSha }, 202);
+}
+
 /** Rows per page when a webhook reads the App list. */
 const PAGE = 500;
 
@@ -150,7 +194,7 @@ const PAGE = 500;
  */
 async function matchingApps(
   apps: AppStore,
-  push: PushEvent,
+  push: PushRef,
 ): Promise<{ matched: AppRow[]; onOtherRefs: number }> {
   const matched: AppRow[] = [];
   let onOtherRefs = 0;
