@@ -2,7 +2,7 @@
 // test/e2e/service-app.test.ts).
 import { describe, expect, it } from "vitest";
 import { createFakeKube, testApp } from "../../test/support/fake-kube.ts";
-import type { KubeObject } from "../core/index.ts";
+import { KubeApiError, type KubeObject } from "../core/index.ts";
 import { runContext } from "./context.ts";
 import { prepareTakeover } from "./takeover.ts";
 
@@ -129,6 +129,37 @@ describe("prepareTakeover", () => {
         fieldsV1: { "f:data": { "f:a": {} } },
       },
     ]);
+  });
+
+  it("a controller's write between the read and the ownership patch (409) is read again and the takeover tried again", async () => {
+    const { ctx, kube } = await setup([cm("by-kubectl")]);
+    const rvBefore = kube.objects.get("/ConfigMap/team-a/by-kubectl")?.metadata.resourceVersion;
+    kube.fail.patchManagedFields = new KubeApiError(
+      409,
+      "Conflict",
+      'Operation cannot be fulfilled on configmaps "by-kubectl": the object has been modified',
+    );
+    const out = await prepareTakeover(ctx, [cm("by-kubectl")], false);
+    expect(Object.fromEntries(out.refused)).toEqual({});
+    expect(out.adopted.map((r) => r.name)).toEqual(["by-kubectl"]);
+    const stored = kube.objects.get("/ConfigMap/team-a/by-kubectl");
+    expect(stored?.metadata.managedFields?.map((m) => m.manager)).toEqual(["plumb"]);
+    expect(stored?.metadata.resourceVersion).not.toBe(rvBefore);
+  });
+
+  it("a conflict that does not end refuses the object after 5 attempts, with the API server's message", async () => {
+    const { ctx, kube } = await setup([cm("by-kubectl")]);
+    let attempts = 0;
+    kube.patchManagedFields = async () => {
+      attempts++;
+      throw new KubeApiError(409, "Conflict", "the object has been modified");
+    };
+    const out = await prepareTakeover(ctx, [cm("by-kubectl")], false);
+    expect(attempts).toBe(5);
+    expect(Object.fromEntries(out.refused)).toEqual({
+      "/ConfigMap/team-a/by-kubectl":
+        "adopting ConfigMap team-a/by-kubectl: the object has been modified",
+    });
   });
 
   it("an object whose kind is not served yet (its CRD is in the same render) is absent, not refused", async () => {

@@ -117,26 +117,12 @@ export async function prepareTakeover(
         );
         continue;
       }
-      const upgraded = upgradeManagedFields(
-        live.metadata.managedFields,
-        CLIENT_SIDE_MANAGERS,
-        FIELD_MANAGER,
-      );
-      try {
-        if (upgraded) {
-          live = await ctx.cluster.patchManagedFields(
-            ref,
-            upgraded,
-            live.metadata.resourceVersion ?? "",
-          );
-        }
-      } catch (e) {
-        out.refused.set(
-          key,
-          `adopting ${describeRef(ref)}: ${e instanceof Error ? e.message : String(e)}`,
-        );
+      const taken = await takeOwnership(ctx, ref, live, adopt);
+      if (typeof taken === "string") {
+        out.refused.set(key, taken);
         continue;
       }
+      live = taken;
       out.adopted.push(ref);
     }
     out.apply.push(adopt ? keepLiveSelector(desired, live) : desired);
@@ -165,4 +151,59 @@ function randomHex(): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
   return hex(bytes);
+}
+
+/** Attempts at moving the client-side managers' fields to plumb (client-go's DefaultRetry: 5). */
+const OWNERSHIP_ATTEMPTS = 5;
+
+/**
+ * Moves the fields of kubectl's client-side managers to plumb's field manager (a managedFields
+ * patch with `live`'s resourceVersion as precondition). A 409 (a controller wrote the object in
+ * between, e.g. a Deployment's status) reads the object again and tries again with what it
+ * says now, as client-go's retry.RetryOnConflict does, up to OWNERSHIP_ATTEMPTS times; the
+ * object read again is checked for ownership anew.
+ * @returns the object as the API server stored it, or why it is refused
+ */
+async function takeOwnership(
+  ctx: RunContext,
+  ref: ObjectRef,
+  first: KubeObject,
+  adopt: boolean,
+): Promise<KubeObject | string> {
+  let live = first;
+  for (let attempt = 1; ; attempt++) {
+    const upgraded = upgradeManagedFields(
+      live.metadata.managedFields,
+      CLIENT_SIDE_MANAGERS,
+      FIELD_MANAGER,
+    );
+    if (!upgraded) return live;
+    try {
+      return await ctx.cluster.patchManagedFields(
+        ref,
+        upgraded,
+        live.metadata.resourceVersion ?? "",
+      );
+    } catch (e) {
+      const conflict = e instanceof KubeApiError && e.status === 409;
+      if (!conflict || attempt >= OWNERSHIP_ATTEMPTS) {
+        return `adopting ${describeRef(ref)}: ${e instanceof Error ? e.message : String(e)}`;
+      }
+    }
+    const again = await ctx.cluster.get(ref).catch((e: unknown) => e);
+    if (!again || again instanceof Error) {
+      return `adopting ${describeRef(ref)}: ${again instanceof Error ? again.message : "it was deleted meanwhile"}`;
+    }
+    live = again as KubeObject;
+    const owner = otherApp(live, ctx);
+    if (owner) return `${describeRef(ref)} belongs to App ${owner} (its tracking labels)`;
+    const other = otherManager(
+      live.metadata.managedFields,
+      live.metadata.labels,
+      live.metadata.annotations,
+    );
+    if (!adopt && other !== undefined) {
+      return `${describeRef(ref)} exists and is managed by ${other}, not by this App; set spec.adopt: true to take it over`;
+    }
+  }
 }
