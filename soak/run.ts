@@ -66,8 +66,8 @@ const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.lengt
 
 /**
  * The faults at `rate`: the share of requests that get one (each rule's own rate is set so that
- * together they fault `rate` of the requests they all match), spread over the kinds issue 12
- * saw; a GET may also never be answered (rate/40) and a status write gets a 409 (rate/3).
+ * together they fault `rate` of the requests they all match), spread over the kinds an outside
+ * fault suite found; a GET may also never be answered (rate/40) and a status write gets a 409 (rate/3).
  * Rules are tried in order.
  */
 function faultRules(rate: number): FaultRule[] {
@@ -182,8 +182,8 @@ async function main(): Promise<number> {
     // never-answered requests do not stretch the soak; the 30 s deadline is the default.
     const faulty = nodeKubeTransport(viaProxy, { retry: { attemptTimeoutMs: 4_000 } });
     // A second way in, every answer 250 ms late: the run that starts each App's share of a
-    // wave takes it, so it holds the Lease a while and the others queue behind it (issue 12
-    // saw a Lease held 8 s while a newer commit landed).
+    // wave takes it, so it holds the Lease a while and the others queue behind it (a
+    // Lease held 8 s while a newer commit landed has been seen).
     slow = await startFaultProxy({
       server: kc.clusters[0]!.cluster.server,
       caFile: join(dir, "ca.crt"),
