@@ -216,7 +216,7 @@ describe("on a real node", () => {
     expect(registry.requests).toContain("HEAD /v2/plumb/absent/manifests/1.0");
   });
 
-  it("a ConfigMap pruned under a running Deployment: the next Pod fails with CreateContainerConfigError", async () => {
+  it("a ConfigMap the running Pods use is kept pending, not pruned; deleted by hand, the next Pod fails with CreateContainerConfigError", async () => {
     const settings =
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  MODE: live\n";
     const api = (version: string) =>
@@ -238,18 +238,24 @@ describe("on a real node", () => {
     const [first] = await pods("node-config", "app=api");
     expect(kubectl(["logs", "-n", "node-config", first!.metadata.name])).toBe("mode=live\n");
 
-    // The commit drops the ConfigMap: plumb prunes it, and the running Pod does not notice.
+    // The commit drops the ConfigMap while the running Pod still reads it: plumb keeps it,
+    // pending prune, naming the Pod (pruning it would break the next Pod of this ReplicaSet).
     await repo.commit({ "settings.yaml": null });
-    const pruned = await reconcileUntil(
+    const held = await reconcileUntil(
       "node-config",
       "api",
-      "ConfigMap pruned",
+      "ConfigMap pending prune",
       (_a, r) => r.outcome === "Reconciled",
     );
-    expect(await getObject("/api/v1/namespaces/node-config/configmaps/settings")).toBeUndefined();
-    expect(health(pruned.app)).toBe("Healthy");
+    expect(await getObject("/api/v1/namespaces/node-config/configmaps/settings")).toBeDefined();
+    const line = held.app.status?.resources?.find((r) => r.name === "settings");
+    expect(line?.status).toBe("PrunePending");
+    expect(line?.message).toContain(
+      `ConfigMap node-config/settings is still used by Pod ${first!.metadata.name}`,
+    );
 
-    // The next rollout's Pod cannot be created without it.
+    // Deleted by someone else, the next rollout's Pod cannot be created without it.
+    kubectl(["delete", "configmap", "-n", "node-config", "settings"]);
     await repo.commit({ "api.yaml": api("2") });
     const { app } = await reconcileUntil(
       "node-config",
