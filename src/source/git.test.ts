@@ -186,17 +186,17 @@ describe("fetch", () => {
       "links",
       {
         "m/a.yaml": "a: 1\n",
-        "shared/cm.yaml": "kind: ConfigMap\n",
-        "shared/dir/x.yaml": "x: 1\n",
-        "shared/dir/deep/y.yml": "y: 1\n",
+        "common/cm.yaml": "kind: ConfigMap\n",
+        "common/dir/x.yaml": "x: 1\n",
+        "common/dir/deep/y.yml": "y: 1\n",
       },
       {
-        "m/rel.yaml": "../shared/cm.yaml",
-        "m/abs.yaml": "/shared/cm.yaml",
+        "m/rel.yaml": "../common/cm.yaml",
+        "m/abs.yaml": "/common/cm.yaml",
         "m/chain.yaml": "rel.yaml",
-        "m/linked": "../shared/dir",
+        "m/linked": "../common/dir",
         "m/through.yaml": "linked/x.yaml",
-        "m/notes.txt": "../shared/cm.yaml",
+        "m/notes.txt": "../common/cm.yaml",
       },
     );
     const head = await repo.head();

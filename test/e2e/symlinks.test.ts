@@ -72,7 +72,7 @@ describe("symlinks in a Git source", () => {
     const repo = await git.createRepo("links-manifests", {
       "app/settings.yaml": configMap("settings", { mode: "direct" }),
       "app/other.yaml": configMap("other", { a: "1" }),
-      "shared/settings.yaml": configMap("settings", { mode: "linked" }),
+      "common/settings.yaml": configMap("settings", { mode: "linked" }),
     });
     await newApp("manifests", repo, "app");
     expect(await run("manifests")).toMatchObject({
@@ -81,7 +81,7 @@ describe("symlinks in a Git source", () => {
     });
     expect(await data("settings")).toEqual({ mode: "direct" });
 
-    const linked = await link(repo, "app/settings.yaml", "../shared/settings.yaml");
+    const linked = await link(repo, "app/settings.yaml", "../common/settings.yaml");
     expect(await repo.git("ls-tree", "HEAD", "app/settings.yaml")).toMatch(/^120000 /);
     expect(await run("manifests")).toMatchObject({
       outcome: "Reconciled",
@@ -135,7 +135,7 @@ describe("symlinks in a Git source", () => {
     const repo = await git.createRepo("links-helm", {
       "charts/web/Chart.yaml": "apiVersion: v2\nname: web\nversion: 1.0.0\n",
       "charts/web/values.yaml": "greeting: hello\n",
-      "shared/cm.yaml": [
+      "common/cm.yaml": [
         "apiVersion: v1",
         "kind: ConfigMap",
         "metadata: {name: {{ .Release.Name }}-settings}",
@@ -143,7 +143,7 @@ describe("symlinks in a Git source", () => {
         "",
       ].join("\n"),
     });
-    await link(repo, "charts/web/templates/cm.yaml", "../../../shared/cm.yaml");
+    await link(repo, "charts/web/templates/cm.yaml", "../../../common/cm.yaml");
     const sha = await link(repo, "deploy/web", "../charts/web");
     await newApp("helm", repo, "deploy/web");
     expect(await run("helm")).toMatchObject({
