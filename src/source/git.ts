@@ -28,8 +28,9 @@ export interface GitPortOptions {
   /** Cap on the number of manifests fetch() returns (default 5 000). */
   maxFiles?: number;
   /**
-   * Caps on the whole repository fetchSource() reads for a Kustomize or Helm source, bytes and
-   * files (default maxBytes and maxFiles).
+   * Caps on the files fetchSource() reads for a Kustomize or Helm source (its path, the bases,
+   * components and chart dependencies it names, its values files: collectRepository), bytes
+   * and files (default maxBytes and maxFiles).
    */
   maxRepositoryBytes?: number;
   maxRepositoryFiles?: number;
@@ -76,10 +77,11 @@ interface Fetched {
  * another App on the same revision — another path, or the same — reads its files without a
  * second fetch; concurrent calls for one revision wait for one fetch.
  *
- * fetchSource(source, commit, auth) → what source.path holds (sourceKindAt): plain manifests as
- * fetch returns them, or, for a directory holding a kustomization or Chart.yaml, every file of
- * the repository (collectRepository; bases such as ../../bases/web and values files elsewhere
- * in the repository are read from it). One download either way.
+ * fetchSource(source, commit, auth, reads) → what source.path holds (sourceKindAt): plain
+ * manifests as fetch returns them, or, for a directory holding a kustomization or Chart.yaml,
+ * the files of the repository it renders from (collectRepository: bases such as
+ * ../../bases/web, file:// chart dependencies and reads.valuesFiles elsewhere in the
+ * repository; other files are never inflated). One download either way.
  *
  * Credentials: auth.token → basic auth (auth.username or "x-access-token", token);
  * auth.username/password → basic auth; else userinfo in the URL. Sent with every request,
@@ -165,15 +167,14 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       return download(source, commit, auth, (at) => collectManifests(at));
     },
 
-    async fetchSource(source, commit, auth): Promise<FetchedSource> {
+    async fetchSource(source, commit, auth, reads): Promise<FetchedSource> {
       return download(source, commit, auth, async (at) => {
         const kind = await sourceKindAt(at);
         if (kind === "manifests") return { kind, files: await collectManifests(at) };
-        const files = await collectRepository({
-          ...at,
-          maxBytes: maxRepositoryBytes,
-          maxFiles: maxRepositoryFiles,
-        });
+        const files = await collectRepository(
+          { ...at, maxBytes: maxRepositoryBytes, maxFiles: maxRepositoryFiles },
+          { kind, files: kind === "helm" ? reads?.valuesFiles : undefined },
+        );
         return { kind, path: normalizePath(source.path), files };
       });
     },
