@@ -1,11 +1,17 @@
 // Pull (merge) request previews in the Worker (workerd via wrangler dev): GitLab's documented
 // Merge Request Hook and a Gitea PullRequestPayload, authenticated as each provider does,
 // previewed in waitUntil; a local receiver stands in for the forges' comment and status APIs.
-import { createHmac } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import {
+  forgeComments,
+  giteaDelivery as giteaForgeDelivery,
+  gitlabDelivery as gitlabForgeDelivery,
+  pushHead as pushForgeHead,
+  sendForgeDelivery,
+} from "../support/forges.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -13,7 +19,7 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
-import { type Received, type Receiver, startReceiver } from "../support/receiver.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
 import { startWorkerd, type Workerd } from "../support/workerd.ts";
 import {
   api,
@@ -26,7 +32,6 @@ import {
   waitFor,
 } from "./support.ts";
 
-const FIXTURES = join(resolve(import.meta.dirname, "../.."), "test/fixtures/webhooks");
 const GITLAB_TOKEN = "worker-gitlab-webhook-token";
 const GITEA_SECRET = "worker-gitea-webhook-secret";
 const FORGE_TOKEN = "worker-forge-token-0123456789";
@@ -37,82 +42,25 @@ let git: GitServer;
 let forge: Receiver;
 let workerd: Workerd;
 const repos: Record<string, TestRepo> = {};
-const comments: Array<{ id: number; body: string; at: string }> = [];
-
-function forgeApi(r: Received) {
-  const body = (r.body as { body?: string }).body ?? "";
-  const path = r.path.replace(/%2F/gi, "/");
-  const notes = /^\/projects\/org\/wlab\/merge_requests\/1\/notes(?:\/(\d+))?(\?.*)?$/.exec(path);
-  const issue = /^\/repos\/org\/wtea\/issues\/1\/comments(\?.*)?$/.exec(path);
-  const edit = /^\/repos\/org\/wtea\/issues\/comments\/(\d+)$/.exec(path);
-  const at = notes ? "gitlab" : "gitea";
-  if (r.method === "GET" && (notes || issue)) {
-    return { status: 200, json: comments.filter((c) => c.at === at) };
-  }
-  if (r.method === "POST" && ((notes && !notes[1]) || issue)) {
-    const c = { id: 500 + comments.length, body, at };
-    comments.push(c);
-    return { status: 201, json: c };
-  }
-  const id = r.method === "PUT" && notes?.[1] ? notes[1] : r.method === "PATCH" && edit?.[1];
-  if (id) {
-    const c = comments.find((x) => x.id === Number(id) && x.at === at);
-    if (!c) return { status: 404, json: { message: "404 Not found" } };
-    c.body = body;
-    return { status: 200, json: c };
-  }
-  return undefined;
-}
-
-function gitlabDelivery(action: string, head: string, oldrev?: string): string {
-  const p = JSON.parse(readFileSync(join(FIXTURES, "gitlab-merge-request-1.json"), "utf8"));
-  const url = repos["wlab"]!.url;
-  const web = url.replace(/\.git$/, "");
-  const project = { git_http_url: url, web_url: web, http_url: url, url, homepage: web };
-  Object.assign(p.project, project, { git_ssh_url: null, ssh_url: null, default_branch: "main" });
-  const mr = p.object_attributes;
-  Object.assign(mr.target, project, { git_ssh_url: null, ssh_url: null, default_branch: "main" });
-  Object.assign(mr, { iid: 1, action, target_branch: "main", source_branch: "feature" });
-  mr.state = action === "close" ? "closed" : action === "merge" ? "merged" : "opened";
-  mr.last_commit.id = head;
-  if (oldrev) mr.oldrev = oldrev;
-  return JSON.stringify(p);
-}
-
-function giteaDelivery(action: string, head: string): string {
-  const p = JSON.parse(readFileSync(join(FIXTURES, "gitea-pull-request-opened.json"), "utf8"));
-  const url = repos["wtea"]!.url;
-  Object.assign(p.repository, { clone_url: url, html_url: url.replace(/\.git$/, "") });
-  Object.assign(p.repository, { ssh_url: null, default_branch: "main" });
-  Object.assign(p, { action, number: 1 });
-  Object.assign(p.pull_request, { number: 1, state: action === "closed" ? "closed" : "open" });
-  p.pull_request.head.sha = head;
-  p.pull_request.base.ref = "main";
-  return JSON.stringify(p);
-}
-
-function send(provider: "gitlab" | "gitea", body: string): Promise<Response> {
-  const headers: Record<string, string> =
-    provider === "gitlab"
-      ? { "X-Gitlab-Event": "Merge Request Hook", "X-Gitlab-Token": GITLAB_TOKEN }
-      : {
-          "X-Gitea-Event": "pull_request",
-          "X-Gitea-Signature": createHmac("sha256", GITEA_SECRET).update(body).digest("hex"),
-        };
-  return fetch(`${workerd.base}/webhooks/${provider}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body,
+const forgeApi = forgeComments("org/wlab", "org/wtea", 500);
+const comments = forgeApi.comments;
+const gitlabDelivery = (action: string, head: string, oldrev?: string) =>
+  gitlabForgeDelivery(repos["wlab"]!.url, action, head, oldrev);
+const giteaDelivery = (action: string, head: string) =>
+  giteaForgeDelivery(repos["wtea"]!.url, action, head);
+const send = (provider: "gitlab" | "gitea", body: string) =>
+  sendForgeDelivery(workerd.base, provider, body, {
+    gitlabToken: GITLAB_TOKEN,
+    giteaSecret: GITEA_SECRET,
   });
-}
-
-async function pushHead(repo: TestRepo, headRef: string, image: string): Promise<string> {
-  const original = fixtureFiles(join(REAL_FIXTURES, "guestbook"))[FILE]!;
-  writeFileSync(join(repo.workDir, FILE), original.replace("gb-frontend:v5", image));
-  await repo.git("commit", "--quiet", "-am", `image ${image}`);
-  await repo.git("push", "--quiet", "--force", "origin", `HEAD:${headRef}`);
-  return repo.head();
-}
+/** Commits guestbook with `image` on the feature branch and points the forge's head ref at it. */
+const pushHead = (repo: TestRepo, headRef: string, image: string) =>
+  pushForgeHead(
+    repo,
+    headRef,
+    FILE,
+    fixtureFiles(join(REAL_FIXTURES, "guestbook"))[FILE]!.replace("gb-frontend:v5", image),
+  );
 
 const requests = (method: string, re: RegExp) =>
   forge.received.filter((r) => r.method === method && re.test(r.path.replace(/%2F/gi, "/")));
@@ -122,7 +70,7 @@ const diagnostics = (e: unknown) => {
 
 beforeAll(async () => {
   git = await startGitServer();
-  forge = await startReceiver(200, forgeApi);
+  forge = await startReceiver(200, forgeApi.handle);
   await createNamespace(NS).catch(() => undefined);
   await api("POST", `/api/v1/namespaces/${NS}/secrets`, {
     apiVersion: "v1",
