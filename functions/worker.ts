@@ -39,7 +39,7 @@ import {
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
-import { nodePreviewer } from "./node-previews.ts";
+import { forgePreviewer } from "./previews.ts";
 
 /**
  * A queue message: Apps to reconcile in turn (Apps on one Git source and revision
@@ -269,7 +269,7 @@ export default {
       slackRespond: jsonPoster(),
       // Pull request previews run after the answer, in waitUntil (through `defer`), as the
       // first Apps of a push do: a preview is one render and dry run per App of the PR's base.
-      previewPullRequest: nodePreviewer(
+      previewPullRequest: forgePreviewer(
         () => ports,
         config.namespace ?? DEFAULT_NAMESPACE,
         logLine,

@@ -13,7 +13,7 @@ import { type Ports, previewPullRequest } from "../src/reconcile/index.ts";
  * upper-cased, non-alphanumerics as "_"), else the provider's default. An App whose host has
  * no token is logged and skipped; one App's failure does not stop the others.
  */
-export function nodePreviewer(
+export function forgePreviewer(
   ports: () => Ports,
   namespace: string,
   log: (entry: Record<string, unknown>) => void,
