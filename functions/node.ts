@@ -12,8 +12,8 @@ import { jsonPoster } from "../src/notify/index.ts";
 import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
-import { forgePreviewer } from "./previews.ts";
 import { createRunner } from "./node-runs.ts";
+import { forgePreviewer } from "./previews.ts";
 
 /**
  * Serves the HTTP API on 127.0.0.1:`port` (PLUMB_HOST to change) until the process ends.
