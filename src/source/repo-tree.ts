@@ -113,7 +113,7 @@ export async function collectRepository(
   const tooMuch = (file: string, bytes: number) => {
     if (bytes <= o.maxBytes) return;
     throw new SourceError(
-      `the files "${where}" renders from exceed the ${o.maxBytes}-byte cap at ${commit} (at ${file}, ${bytes} bytes in all)`,
+      `the files "${where}" renders from exceed the ${o.maxBytes}-byte cap at ${commit} (at ${file}, ${bytes} bytes in all)${o.maxBytesRule ? `; the cap is ${o.maxBytesRule}` : ""}`,
       false,
     );
   };

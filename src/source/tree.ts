@@ -46,6 +46,8 @@ export interface CollectOptions {
   path: string;
   /** Cap on the summed size of returned files, bytes. */
   maxBytes: number;
+  /** How maxBytes was set, for messages ("PLUMB_MAX_RUN_MEMORY × 5/128"); absent: not named. */
+  maxBytesRule?: string | undefined;
   /** Cap on the number of returned files. */
   maxFiles: number;
 }
@@ -98,7 +100,7 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
   const over = (bytes: number) => {
     if (bytes <= o.maxBytes) return;
     throw new SourceError(
-      `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes`,
+      `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes${o.maxBytesRule ? ` (the cap on what one App reads, ${o.maxBytesRule})` : ""}`,
       false,
     );
   };
