@@ -4,6 +4,7 @@
 // GitPort runs in workerd too; the Node store is cache-disk.ts.
 import git from "isomorphic-git";
 import { PackScanner } from "./pack-scan.ts";
+import type { Skipped } from "./skipped.ts";
 
 /** A revision in memory: what collectManifests and collectRepository read. */
 export interface Fetched {
@@ -12,6 +13,8 @@ export interface Fetched {
   cache: object;
   /** True when it was rebuilt from a RevisionStore (not fetched by this call). */
   stored?: boolean;
+  /** Objects of the fetched pack left out for being over the cap on one object (skipped.ts). */
+  skipped?: Skipped;
 }
 
 /**

@@ -18,7 +18,12 @@ import {
   repositoryFromPack,
 } from "./cache.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
-import { PackObjectTooLarge, PackScanner, uploadPackReader } from "./pack-scan.ts";
+import {
+  PackObjectTooLarge,
+  PackScanner,
+  type SkippedObject,
+  uploadPackFilter,
+} from "./pack-scan.ts";
 import { collectRepository, sourceKindAt } from "./repo-tree.ts";
 import { type CollectOptions, collectManifests, normalizePath } from "./tree.ts";
 
@@ -120,22 +125,35 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   async function call<T>(
     source: GitSource,
     auth: SourceAuth | undefined,
-    fn: (remote: Remote, client: HttpClient) => Promise<T>,
+    fn: (remote: Remote, client: HttpClient, skipped: SkippedObject[]) => Promise<T>,
   ): Promise<T> {
     const remote = remoteFor(source.url, auth);
+    const skipped: SkippedObject[] = [];
     const controller = new AbortController();
     const guard: Guard = {
       signal: controller.signal,
       bytes: 0,
       overLimit: false,
       // The pack of a fetch, object by object as it arrives: isomorphic-git inflates every
-      // object of it whole while indexing, even one no App reads.
+      // object of it whole while indexing, even one no App reads, so a blob over the cap is
+      // replaced before it gets there and only an App that reads it fails (skipped.ts).
       inspect: ({ url, method }) => {
         if (method !== "POST" || !url.endsWith("/git-upload-pack")) return undefined;
-        const scanner = new PackScanner(budget.maxPackObjectBytes);
-        return uploadPackReader((bytes) => scanner.push(bytes));
+        let out: Uint8Array[] = [];
+        const scanner = new PackScanner(budget.maxPackObjectBytes, {
+          skip: true,
+          out: (bytes) => out.push(bytes),
+        });
+        skippedBy.push(scanner);
+        return uploadPackFilter((bytes) => {
+          scanner.push(bytes);
+          const done = out;
+          out = [];
+          return done;
+        });
       },
     };
+    const skippedBy: PackScanner[] = [];
     const client = guardHttp(http, guard, maxDownload);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -145,7 +163,11 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       }, timeoutMs);
     });
     try {
-      return await Promise.race([fn(remote, client), deadline]);
+      const result = fn(remote, client, skipped).then((value) => {
+        for (const scanner of skippedBy) skipped.push(...scanner.skipped);
+        return value;
+      });
+      return await Promise.race([result, deadline]);
     } catch (err) {
       if (guard.refused instanceof PackObjectTooLarge) throw packTooLarge(remote, guard.refused);
       if (guard.overLimit) {
@@ -273,10 +295,24 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       const kept = packed && (await repositoryFromPack(packed, oid, budget.maxPackObjectBytes));
       if (kept) return kept;
       if (packed) await store?.drop(key);
-      const repo = await call(source, auth, (remote, client) =>
-        fetchRevision(remote, client, oid, pinned),
-      );
-      const pack = store && (await packOf(repo).catch(() => undefined));
+      const repo = await call(source, auth, async (remote, client, skipped) => {
+        const repo = await fetchRevision(remote, client, oid, pinned);
+        return { repo, skipped };
+      }).then(({ repo, skipped }) => {
+        if (skipped.length === 0) return repo;
+        const fetched: Fetched = {
+          ...repo,
+          skipped: {
+            objects: skipped,
+            cap: budget.maxPackObjectBytes,
+            rule: BUDGET_RULES.maxPackObjectBytes,
+          },
+        };
+        return fetched;
+      });
+      // A pack with objects replaced is not kept: what was left out is known to this fetch only.
+      const pack =
+        store && repo.skipped === undefined && (await packOf(repo).catch(() => undefined));
       if (pack) await store?.put(key, pack);
       return repo;
     })();
@@ -347,11 +383,11 @@ async function fetchRevision(
 
 /**
  * The SourceError of a pack refused by the scan (pack-scan.ts): which cap, from which setting,
- * and why it holds even for a file no App reads.
+ * and why the object could not be left out as a file over the cap is.
  */
 function packTooLarge(remote: Remote, e: PackObjectTooLarge): SourceError {
   return new SourceError(
-    `${remote.display} sent a pack holding an object (${e.type}) of at least ${e.bytes} bytes once inflated, over the ${e.cap}-byte cap on one object of a fetch (PLUMB_MAX_RUN_MEMORY / 8): every object of a fetched pack is inflated while it is indexed, even a file no App reads; raise PLUMB_MAX_RUN_MEMORY or keep large files out of the repository (Git LFS)`,
+    `${remote.display} sent a pack holding an object (${e.type}) of at least ${e.bytes} bytes once inflated, over the ${e.cap}-byte cap on one object of a fetch (PLUMB_MAX_RUN_MEMORY / 8): a file that large is left out of the fetch, but a commit, tree or tag that large, or an object whose size the pack misstates, cannot be; raise PLUMB_MAX_RUN_MEMORY`,
     false,
   );
 }

@@ -116,19 +116,21 @@ export interface Guard {
   overLimit: boolean;
   /**
    * Called for each request; what it returns sees every chunk of that response's body and may
-   * throw to stop it (the error is kept in `refused`).
+   * throw to stop it (the error is kept in `refused`). When it returns bytes, those are passed
+   * on in the chunk's place (a filter of the body); when it returns nothing, the chunk is.
    */
   inspect?: (request: {
     url: string;
     method?: string | undefined;
-  }) => ((chunk: Uint8Array) => void) | undefined;
+  }) => ((chunk: Uint8Array) => Uint8Array[] | undefined) | undefined;
   refused?: unknown;
 }
 
 /**
  * Wraps `inner` so every request carries `guard.signal` and every response body counts toward
  * `maxBytes` (bytes over all requests of one call); past the cap the body throws and
- * `guard.overLimit` is set. `guard.inspect`, when set, sees each body as it streams.
+ * `guard.overLimit` is set. `guard.inspect`, when set, sees (and may filter) each body as it
+ * streams.
  */
 export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): HttpClient {
   return {
@@ -144,15 +146,17 @@ export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): Ht
             guard.overLimit = true;
             throw new Error("download limit exceeded");
           }
+          let replaced: Uint8Array[] | undefined;
           if (inspect) {
             try {
-              inspect(chunk);
+              replaced = inspect(chunk);
             } catch (err) {
               guard.refused = err;
               throw err;
             }
           }
-          yield chunk;
+          if (replaced === undefined) yield chunk;
+          else yield* replaced;
         }
       }
       return { ...res, body: counted() };

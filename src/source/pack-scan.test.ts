@@ -2,9 +2,17 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, inflateSync } from "node:zlib";
+import git from "isomorphic-git";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PackObjectTooLarge, PackScanner, uploadPackReader } from "./pack-scan.ts";
+import { repositoryFromPack } from "./cache.ts";
+import {
+  PackObjectTooLarge,
+  PackScanner,
+  placeholderEntry,
+  uploadPackFilter,
+  uploadPackReader,
+} from "./pack-scan.ts";
 
 // Real packs written by the git CLI: one with a 5 MB compressible blob, one where the older of
 // two versions of a file is stored as a delta of the newer (git keeps the newest whole).
@@ -129,6 +137,99 @@ describe("PackScanner", () => {
   });
 });
 
+/** The pack `scanner` writes (skip mode) from `bytes` pushed in pieces of `size` bytes. */
+function skipInPieces(cap: number, bytes: Uint8Array, size: number) {
+  const out: Uint8Array[] = [];
+  const scanner = new PackScanner(cap, { skip: true, out: (b) => out.push(b) });
+  scanInPieces(scanner, bytes, size);
+  return { scanner, pack: concat(out) };
+}
+
+/** What `git index-pack` and `git verify-pack` (the git CLI) make of `pack`. */
+function gitVerify(pack: Uint8Array): string {
+  const dir = mkdtempSync(join(tmpdir(), "pack-skip-"));
+  dirs.push(dir);
+  const file = join(dir, "p.pack");
+  writeFileSync(file, pack);
+  execFileSync("git", ["index-pack", file], { encoding: "utf8" });
+  return execFileSync("git", ["verify-pack", "-v", file], { encoding: "utf8" });
+}
+
+/** "<oid> <type> <size>" of every object verify-pack lists. */
+const listed = (verify: string) =>
+  verify
+    .split("\n")
+    .map((l) => /^([0-9a-f]{40}) (commit|tree|blob|tag) +(\d+)/.exec(l))
+    .filter((m) => m !== null)
+    .map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+
+describe("PackScanner, skip mode", () => {
+  it("replaces a blob over the cap by a placeholder of the same length that git itself reads", () => {
+    const bigOid = listed(big.verify)
+      .find((l) => l.endsWith(` blob ${BIG}`))
+      ?.split(" ")[0];
+    expect(bigOid).toMatch(/^[0-9a-f]{40}$/);
+    const first = skipInPieces(BIG - 1, big.pack, 1 << 20);
+    expect(first.pack.length).toBe(big.pack.length);
+    expect(first.scanner.skipped).toEqual([
+      { oid: bigOid, type: "blob", bytes: BIG, baseSkipped: false },
+    ]);
+    // Every other object is the same; the big blob is now a blob of a few zero bytes, and the
+    // pack's trailing checksum is right (index-pack checks it).
+    const after = listed(gitVerify(first.pack));
+    const before = listed(big.verify);
+    expect(after.filter((l) => !l.endsWith(` blob ${BIG}`))).toEqual(
+      expect.arrayContaining(before.filter((l) => !l.endsWith(` blob ${BIG}`))),
+    );
+    expect(after).toHaveLength(before.length);
+    expect(after.some((l) => l.startsWith(bigOid as string))).toBe(false);
+    for (const size of [4096, 7, 1]) {
+      expect(skipInPieces(BIG - 1, big.pack, size).pack).toEqual(first.pack);
+    }
+    // Under the cap nothing changes, byte for byte.
+    expect(skipInPieces(BIG, big.pack, 4096).pack).toEqual(big.pack);
+  });
+
+  it("skips a delta over the cap and a delta of a skipped base; isomorphic-git indexes the rest", async () => {
+    const { scanner, pack } = skipInPieces(long.length - 1, delta.pack, 333);
+    expect(scanner.skipped).toEqual([
+      expect.objectContaining({ type: "blob", bytes: long.length, baseSkipped: false }),
+      expect.objectContaining({ oid: undefined, type: "ofs-delta", baseSkipped: true }),
+    ]);
+    expect(listed(gitVerify(pack))).toHaveLength(objectCount(delta.verify));
+    const head = /^([0-9a-f]{40}) commit/m.exec(delta.verify)?.[1] as string;
+    const repo = await repositoryFromPack(pack, head);
+    expect(repo).toBeDefined();
+    const { commit } = await git.readCommit({ ...(repo as NonNullable<typeof repo>), oid: head });
+    expect(commit.tree).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("still refuses a tree over the cap", () => {
+    const out: Uint8Array[] = [];
+    const scanner = new PackScanner(10, { skip: true, out: (b) => out.push(b) });
+    expect(() => scanner.push(big.pack)).toThrow(PackObjectTooLarge);
+  });
+});
+
+describe("placeholderEntry", () => {
+  it("is exactly the length asked for and inflates to 1 to 5 zero bytes", () => {
+    for (const data of [9, 10, 11, 12, 13, 14, 100, 65_537]) {
+      for (const header of [1, 2, 4, 21]) {
+        const entry = placeholderEntry(header, data) as Uint8Array;
+        expect(entry.length).toBe(header + data);
+        const first = entry[0] as number;
+        const n = first & 0x0f;
+        expect(first >> 4).toBe(header > 1 ? 0xb : 0x3);
+        // zlib itself checks the stream and its Adler-32.
+        expect(new Uint8Array(inflateSync(entry.subarray(header)))).toEqual(new Uint8Array(n));
+        expect(n).toBeGreaterThanOrEqual(1);
+        expect(n).toBeLessThanOrEqual(5);
+      }
+    }
+    expect(placeholderEntry(1, 8)).toBeUndefined();
+  });
+});
+
 /** A pkt-line of `payload` (length in 4 hex digits, header included). */
 function pkt(payload: Uint8Array | string): Uint8Array {
   const body = typeof payload === "string" ? new TextEncoder().encode(payload) : payload;
@@ -167,6 +268,28 @@ describe("uploadPackReader", () => {
       for (let at = 0; at < body.length; at += size) read(body.subarray(at, at + size));
       expect(concat(got)).toEqual(big.pack);
     }
+  });
+
+  it("a filter passes the protocol's lines and the progress channel, the pack as replaced", () => {
+    const parts = [pkt("NAK\n")];
+    for (let at = 0; at < big.pack.length; at += 65515) {
+      parts.push(pkt(new Uint8Array([2, ...new TextEncoder().encode("Counting\r")])));
+      parts.push(pkt(concat([new Uint8Array([1]), big.pack.subarray(at, at + 65515)])));
+    }
+    parts.push(new TextEncoder().encode("0000"));
+    const body = concat(parts);
+    const filtered: Uint8Array[] = [];
+    const filter = uploadPackFilter((b) => [b.map((x) => x ^ 0xff)]);
+    for (let at = 0; at < body.length; at += 5000)
+      filtered.push(...filter(body.subarray(at, at + 5000)));
+    // Read back: the same lines in the same order, each pack byte inverted.
+    const got: Uint8Array[] = [];
+    uploadPackReader((b) => got.push(b.slice()))(concat(filtered));
+    expect(concat(got)).toEqual(big.pack.map((x) => x ^ 0xff));
+    const text = new TextDecoder("latin1").decode(concat(filtered));
+    expect(text.startsWith("0008NAK\n")).toBe(true);
+    expect(text.endsWith("0000")).toBe(true);
+    expect(text.split("Counting").length - 1).toBe(Math.ceil(big.pack.length / 65515));
   });
 
   it("hands over a pack sent without side-band as it comes", () => {
