@@ -104,7 +104,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY && ONLY === undefined) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  if (!SCALE_ONLY && !ENGINES_ONLY) {
+  if (!SCALE_ONLY && !ENGINES_ONLY && ONLY === undefined) {
     results.renderBundle = await phase(
       "render Worker bundle (wrangler deploy --dry-run)",
       600_000,
