@@ -78,6 +78,12 @@ export interface LeaseHold {
   ensure(): Promise<void>;
   /** Aborted (reason: LeaseLostError) once the Lease may be another's: writes carry it. */
   readonly signal: AbortSignal;
+  /**
+   * Says the run's App was written under the Lease by a write conditional on the
+   * resourceVersion the run read, that landed at the first try (trackInventory): the App had
+   * not changed, so no re-read of it is owed before the writes that follow (takeLease, 2).
+   */
+  confirm(): void;
 }
 
 /** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */
