@@ -16,6 +16,7 @@ import {
   startGitServer,
 } from "../support/git-server.ts";
 import {
+  api,
   createApp,
   createNamespace,
   getApp,
@@ -64,7 +65,30 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const APP = `/apis/plumb.dev/v1alpha1/namespaces/${NS}/apps/guestbook`;
+/** Reconciles App `ns/name` once with the bin; its JSON line and every request it made. */
+async function reconcile(ns: string, name: string) {
+  const seen = proxy.requests.length;
+  const out = await run(process.execPath, [
+    BIN,
+    "reconcile",
+    `${ns}/${name}`,
+    "--kubeconfig",
+    viaProxy,
+  ]).catch((e: { stdout: string }) => e);
+  const line = JSON.parse(out.stdout.trim()) as {
+    outcome: string;
+    syncStatus: string;
+    error?: string;
+  };
+  const requests = proxy.requests
+    .slice(seen)
+    .map((r) => `${r.method} ${r.path.split("?")[0]} ${r.status}`);
+  return { line, requests };
+}
+
+const appPath = (ns: string, name: string) =>
+  `/apis/plumb.dev/v1alpha1/namespaces/${ns}/apps/${name}`;
+const APP = appPath(NS, "guestbook");
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
 
 /** Every request of the first sync, in order: "METHOD path status" (the query left out). */
@@ -79,7 +103,7 @@ const FIRST_SYNC = [
   // The inventory tracked before the first apply; conditional on the App read first, it also
   // proves the App unchanged under the Lease (no re-read).
   `PUT ${APP}/status 200`,
-  // Each object new to the App, read before it is applied.
+  // Each object new to the App, read before it is applied (one of its kind: a GET).
   `GET /api/v1/namespaces/${NS}/services/guestbook-ui 404`,
   `GET /apis/apps/v1/namespaces/${NS}/deployments/guestbook-ui 404`,
   `PATCH /api/v1/namespaces/${NS}/services/guestbook-ui 201`,
@@ -89,35 +113,98 @@ const FIRST_SYNC = [
   `DELETE ${LEASES}/plumb-app-guestbook 200`,
 ];
 
+const applies = (requests: readonly string[]) =>
+  requests.filter((r) => /^PATCH \/api(s\/apps)?\/v1\/namespaces\//.test(r));
+
 describe("the first sync of guestbook", () => {
   it("makes exactly these requests: its 2 applies and 11 others", async () => {
     const repo = await git.createRepo(NS, fixtureFiles(join(REAL_FIXTURES, "guestbook")), {
       allowSha1InWant: true,
     });
     await createApp(NS, "guestbook", { source: { git: { url: repo.url } } });
-    const seen = proxy.requests.length;
-    const out = await run(process.execPath, [
-      BIN,
-      "reconcile",
-      `${NS}/guestbook`,
-      "--kubeconfig",
-      viaProxy,
-    ]);
-    const line = JSON.parse(out.stdout.trim()) as { outcome: string; syncStatus: string };
+    const { line, requests } = await reconcile(NS, "guestbook");
     expect(line).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
-    const requests = proxy.requests
-      .slice(seen)
-      .map((r) => `${r.method} ${r.path.split("?")[0]} ${r.status}`);
     expect(requests).toEqual(FIRST_SYNC);
-    const applies = requests.filter(
-      (r) => r.startsWith("PATCH /api/v1/") || r.startsWith("PATCH /apis/apps/"),
-    );
-    expect([applies.length, requests.length - applies.length]).toEqual([2, 11]);
+    expect([applies(requests).length, requests.length - applies(requests).length]).toEqual([2, 11]);
     const app = await getApp(NS, "guestbook");
     expect(app.status?.inventory?.map((x) => `${x.kind}/${x.name}`).sort()).toEqual([
       "Deployment/guestbook-ui",
       "Service/guestbook-ui",
     ]);
     expect(await getObject(`/api/v1/namespaces/${NS}/services/guestbook-ui`)).toBeDefined();
+  });
+});
+
+describe("the first sync of several objects of one kind", () => {
+  const cm = (name: string) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ${name}}\ndata: {from: git}\n`;
+
+  it("reads them with one list of the namespace, not a GET each", async () => {
+    const ns = "first-sync-list";
+    await createNamespace(ns);
+    const repo = await git.createRepo(
+      ns,
+      { "a.yaml": cm("a"), "b.yaml": cm("b"), "c.yaml": cm("c") },
+      {
+        allowSha1InWant: true,
+      },
+    );
+    await createApp(ns, "cms", { source: { git: { url: repo.url } } });
+    const { line, requests } = await reconcile(ns, "cms");
+    expect(line).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    const app = appPath(ns, "cms");
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
+    const sent = requests.map((r) => r.replace(/(configmaps\/)[abc] /, "$1* "));
+    expect(sent).toEqual([
+      `GET ${app} 200`,
+      `PATCH ${app} 200`,
+      "GET /apis/plumb.dev/v1alpha1/apppolicies 200",
+      `POST ${leases} 201`,
+      "GET /apis/plumb.dev/v1alpha1/apps 200",
+      `PUT ${app}/status 200`,
+      `GET /api/v1/namespaces/${ns}/configmaps 200`,
+      `PATCH /api/v1/namespaces/${ns}/configmaps/* 201`,
+      `PATCH /api/v1/namespaces/${ns}/configmaps/* 201`,
+      `PATCH /api/v1/namespaces/${ns}/configmaps/* 201`,
+      `PUT ${app}/status 200`,
+      `POST /api/v1/namespaces/${ns}/events 201`,
+      `DELETE ${leases}/plumb-app-cms 200`,
+    ]);
+  });
+
+  it("what the list finds is refused or taken over as a GET's answer would be", async () => {
+    const ns = "first-sync-owned";
+    await createNamespace(ns);
+    // "helm" made one, kubectl (client-side) another: refused, and taken over.
+    for (const [name, manager] of [
+      ["by-helm", "helm"],
+      ["by-kubectl", "kubectl-client-side-apply"],
+    ] as const) {
+      await api("POST", `/api/v1/namespaces/${ns}/configmaps?fieldManager=${manager}`, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name },
+        data: { from: manager },
+      });
+    }
+    const repo = await git.createRepo(
+      ns,
+      { "a.yaml": cm("by-helm"), "b.yaml": cm("by-kubectl"), "c.yaml": cm("new") },
+      { allowSha1InWant: true },
+    );
+    await createApp(ns, "cms", { source: { git: { url: repo.url } } });
+    const { line, requests } = await reconcile(ns, "cms");
+    expect(line.outcome).toBe("Failed");
+    expect(line.error).toContain(
+      'ConfigMap first-sync-owned/by-helm exists and is managed by field manager "helm", not by this App',
+    );
+    expect(
+      requests.filter((r) => r.startsWith("GET /api/v1/namespaces/first-sync-owned/configmaps")),
+    ).toEqual([`GET /api/v1/namespaces/${ns}/configmaps 200`]);
+    const data = async (name: string) =>
+      (await getObject(`/api/v1/namespaces/${ns}/configmaps/${name}`))?.["data"];
+    expect(await data("by-helm")).toEqual({ from: "helm" });
+    expect(await data("by-kubectl")).toEqual({ from: "git" });
+    expect(await data("new")).toEqual({ from: "git" });
   });
 });
