@@ -8,6 +8,7 @@ import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { generatedFiles } from "../../bench/fixtures.ts";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.ts";
 import {
   fixtureFiles,
@@ -206,5 +207,42 @@ describe("the first sync of several objects of one kind", () => {
     expect(await data("by-helm")).toEqual({ from: "helm" });
     expect(await data("by-kubectl")).toEqual({ from: "git" });
     expect(await data("new")).toEqual({ from: "git" });
+  });
+});
+
+describe("the first sync of the benchmark's 50 objects (10 each of 5 kinds)", () => {
+  it("reads the objects with 5 lists: 50 applies and 14 others, besides Lease renewals", async () => {
+    const ns = "first-sync-50";
+    await createNamespace(ns);
+    const repo = await git.createRepo(ns, generatedFiles(), { allowSha1InWant: true });
+    await createApp(ns, "gen", { source: { git: { url: repo.url } } });
+    const { line, requests } = await reconcile(ns, "gen");
+    expect(line.outcome).toBe("Reconciled");
+    const app = appPath(ns, "gen");
+    const leases = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
+    const applied = requests.filter(
+      (r) => r.startsWith("PATCH ") && !r.startsWith(`PATCH ${app} `),
+    );
+    // How many renewals a run makes depends on how long it takes (one per 1.5 s held).
+    const renewals = requests.filter((r) => r.startsWith(`PUT ${leases}/plumb-app-gen `));
+    const others = requests.filter((r) => !applied.includes(r) && !renewals.includes(r));
+    expect(applied).toHaveLength(50);
+    expect(others).toEqual([
+      `GET ${app} 200`,
+      `PATCH ${app} 200`,
+      "GET /apis/plumb.dev/v1alpha1/apppolicies 200",
+      `POST ${leases} 201`,
+      "GET /apis/plumb.dev/v1alpha1/apps 200",
+      `PUT ${app}/status 200`,
+      // One list per kind (render order: the apply's stages), no GET per object.
+      `GET /api/v1/namespaces/${ns}/serviceaccounts 200`,
+      `GET /api/v1/namespaces/${ns}/configmaps 200`,
+      `GET /apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles 200`,
+      `GET /api/v1/namespaces/${ns}/services 200`,
+      `GET /apis/apps/v1/namespaces/${ns}/deployments 200`,
+      `PUT ${app}/status 200`,
+      `POST /api/v1/namespaces/${ns}/events 201`,
+      `DELETE ${leases}/plumb-app-gen 200`,
+    ]);
   });
 });
