@@ -9,6 +9,9 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { generatedFiles } from "../../bench/fixtures.ts";
+import { createKubePort, DiscoveryCache, type KubeTransport } from "../../src/kube/index.ts";
+import { reconcileApp } from "../../src/reconcile/index.ts";
+import { createGitPort } from "../../src/source/git.ts";
 import { type FaultProxy, startFaultProxy } from "../support/fault-proxy.ts";
 import {
   fixtureFiles,
@@ -244,5 +247,64 @@ describe("the first sync of the benchmark's 50 objects (10 each of 5 kinds)", ()
       `POST /api/v1/namespaces/${ns}/events 201`,
       `DELETE ${leases}/plumb-app-gen 200`,
     ]);
+  });
+});
+
+/**
+ * The real transport, recording "METHOD path" of each request; request `crashAfter` (0-based)
+ * lands but its answer is lost, and no later request is sent: the process is gone.
+ */
+function crashing(log: string[], crashAfter = Number.POSITIVE_INFINITY): KubeTransport {
+  return async (method, path, request) => {
+    const i = log.length;
+    if (i > crashAfter) throw new Error("crashed");
+    log.push(`${method} ${path.split("?")[0]}`);
+    const res = await transport()(method, path, request);
+    if (i === crashAfter) throw new Error("crashed");
+    return res;
+  };
+}
+
+/** One run of App `ns/app` in this process, through `kubeTransport`. */
+function runIn(ns: string, kubeTransport: KubeTransport) {
+  const kube = createKubePort(kubeTransport, { discovery: new DiscoveryCache() });
+  return reconcileApp(
+    { namespace: ns, name: "app" },
+    { kube, git: createGitPort(), holder: "e2e" },
+    new Date(),
+  );
+}
+
+describe("a first sync cut short after any one of its requests", () => {
+  it("leaves nothing the next run cannot find: what the source dropped is pruned, the rest tracked", async () => {
+    const guestbook = fixtureFiles(join(REAL_FIXTURES, "guestbook"));
+    const probe: string[] = [];
+    const ns0 = "first-sync-crash-probe";
+    const r0 = await git.createRepo(ns0, guestbook, { allowSha1InWant: true });
+    await createNamespace(ns0);
+    await createApp(ns0, "app", { source: { git: { url: r0.url } } });
+    expect(await runIn(ns0, crashing(probe))).toMatchObject({ outcome: "Reconciled" });
+    expect(probe).toHaveLength(13);
+    for (let i = 0; i < probe.length; i++) {
+      const ns = `first-sync-crash-${i}`;
+      const r = await git.createRepo(ns, guestbook, { allowSha1InWant: true });
+      await createNamespace(ns);
+      await createApp(ns, "app", { source: { git: { url: r.url } } });
+      const crashed: string[] = [];
+      await runIn(ns, crashing(crashed, i)).catch(() => undefined);
+      expect(crashed).toEqual(probe.slice(0, i + 1).map((x) => x.replaceAll(ns0, ns)));
+      // The source drops the Service; the next run (another process) must find it if it landed.
+      await r.commit({ "guestbook-ui-svc.yaml": null });
+      const next = await runIn(ns, transport());
+      expect(next, `cut short after ${probe[i]}`).toMatchObject({ outcome: "Reconciled" });
+      expect(await getObject(`/api/v1/namespaces/${ns}/services/guestbook-ui`)).toBeUndefined();
+      const deploy = await getObject(`/apis/apps/v1/namespaces/${ns}/deployments/guestbook-ui`);
+      expect(deploy?.metadata.labels?.["plumb.dev/app"]).toBe("app");
+      const app = await getApp(ns, "app");
+      expect(app.status?.inventory?.map((x) => `${x.kind}/${x.name}`)).toEqual([
+        "Deployment/guestbook-ui",
+      ]);
+      expect(app.metadata.finalizers).toContain("plumb.dev/finalizer");
+    }
   });
 });
