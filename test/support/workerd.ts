@@ -2,7 +2,7 @@
 // benchmark. The API server is reached through the plain-HTTP fault proxy: workerd's fetch will
 // not trust the cluster's private CA.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -77,6 +77,12 @@ export interface WorkerdOptions {
    * Worker and the render Worker, wrangler.toml and wrangler.render.toml).
    */
   configs?: string[];
+  /**
+   * Secret bindings, given to wrangler in an env file as `.dev.vars` gives them (a deployed
+   * Worker's `wrangler secret put`), not on its command line, where every process listing
+   * shows them. KUBE_TOKEN is always one.
+   */
+  secrets?: Record<string, string>;
 }
 
 /**
@@ -121,9 +127,22 @@ export async function startWorkerd(
     "--test-scheduled",
     "--show-interactive-dev-session=false",
   ];
-  for (const [k, v] of Object.entries({ KUBE_API_URL: proxy.url, KUBE_TOKEN: token, ...vars })) {
+  for (const [k, v] of Object.entries({ KUBE_API_URL: proxy.url, ...vars })) {
     args.push("--var", `${k}:${v}`);
   }
+  const secrets = { KUBE_TOKEN: token, ...options.secrets };
+  const envFile = join(persist, "secrets.env");
+  // dotenv: a single-quoted value is taken as it is.
+  writeFileSync(
+    envFile,
+    Object.entries(secrets)
+      .map(([k, v]) => {
+        if (v.includes("'") || /[\r\n]/.test(v)) throw new Error(`${k}: no quote or newline`);
+        return `${k}='${v}'\n`;
+      })
+      .join(""),
+  );
+  args.push("--env-file", envFile);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
