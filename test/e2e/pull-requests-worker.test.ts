@@ -13,6 +13,7 @@ import {
   githubDelivery as githubForgeDelivery,
   gitlabDelivery as gitlabForgeDelivery,
   pushHead as pushForgeHead,
+  secretSpellings,
   sendForgeDelivery,
 } from "../support/forges.ts";
 import {
@@ -72,24 +73,6 @@ const pushHead = (repo: TestRepo, headRef: string, image: string) =>
     FILE,
     fixtureFiles(join(REAL_FIXTURES, "guestbook"))[FILE]!.replace("gb-frontend:v5", image),
   );
-
-/**
- * The texts that would give `secret` away: as it is, URL-encoded, hex, base64 and base64url,
- * and the middle of its base64 at each of the three byte offsets it can start at inside a
- * longer base64 text (an HTTP Basic header, a Secret's data).
- */
-function spellings(secret: string): string[] {
-  const bytes = Buffer.from(secret);
-  const forms = new Set([secret, encodeURIComponent(secret), bytes.toString("hex")]);
-  for (const pad of [0, 1, 2]) {
-    const b64 = Buffer.concat([Buffer.alloc(pad, 0x61), bytes]).toString("base64");
-    // What the neighbouring bytes decide is cut off: the first and the last four characters.
-    for (const form of [b64, b64.replace(/\+/g, "-").replace(/\//g, "_")]) {
-      forms.add(form.slice(4, -4));
-    }
-  }
-  return [...forms];
-}
 
 const requests = (method: string, re: RegExp) =>
   forge.received.filter((r) => r.method === method && re.test(r.path.replace(/%2F/gi, "/")));
@@ -405,7 +388,7 @@ describe("pull request previews in workerd", () => {
     expect(texts.output).toContain('"msg":"pull request previewed"');
     for (const [where, text] of Object.entries(texts)) {
       for (const secret of secrets) {
-        for (const form of spellings(secret)) {
+        for (const form of secretSpellings(secret)) {
           expect({ where, form, found: text.includes(form) }).toEqual({
             where,
             form,

@@ -158,3 +158,21 @@ export async function pushHead(
   await repo.git("push", "--quiet", "--force", "origin", `HEAD:${headRef}`);
   return repo.head();
 }
+
+/**
+ * The texts that would give `secret` away: as it is, URL-encoded, hex, base64 and base64url,
+ * and the middle of its base64 at each of the three byte offsets it can start at inside a
+ * longer base64 text (an HTTP Basic header, a Secret's data).
+ */
+export function secretSpellings(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const forms = new Set([secret, encodeURIComponent(secret), bytes.toString("hex")]);
+  for (const pad of [0, 1, 2]) {
+    const b64 = Buffer.concat([Buffer.alloc(pad, 0x61), bytes]).toString("base64");
+    // What the neighbouring bytes decide is cut off: the first and the last four characters.
+    for (const form of [b64, b64.replace(/\+/g, "-").replace(/\//g, "_")]) {
+      forms.add(form.slice(4, -4));
+    }
+  }
+  return [...forms];
+}
