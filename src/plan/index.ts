@@ -44,3 +44,4 @@ export * from "./status.ts";
 export * from "./steady.ts";
 export * from "./tick.ts";
 export * from "./windows.ts";
+export * from "./appset.ts";
