@@ -7,3 +7,4 @@ export * from "./pull-request.ts";
 export * from "./reconcile.ts";
 export * from "./run-all.ts";
 export * from "./tick.ts";
+export * from "./appset.ts";
