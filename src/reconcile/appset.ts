@@ -63,19 +63,21 @@ export async function listAppSets(
 }
 
 /**
- * Reconciles every AppSet (of `namespace`, or all), one after the other; one AppSet's failure
- * does not stop the others. `only` narrows them (a webhook's choice: appSetsForWebhook).
+ * Reconciles every AppSet (of `namespace`, or all; or exactly `sets`, already listed: a tick's
+ * due ones), one after the other; one AppSet's failure does not stop the others. `only` narrows
+ * them (a webhook's choice: appSetsForWebhook).
  */
 export async function reconcileAppSets(
   ports: AppSetPorts,
   now: Date,
   options: {
     namespace?: string | undefined;
+    sets?: AppSetObject[];
     only?: (sets: AppSetObject[]) => AppSetObject[];
     onResult?: (r: AppSetResult) => void;
   } = {},
 ): Promise<AppSetResult[]> {
-  let sets = await listAppSets(ports, options.namespace);
+  let sets = options.sets ?? (await listAppSets(ports, options.namespace));
   if (options.only) sets = options.only(sets);
   const results: AppSetResult[] = [];
   for (const s of sets) {
@@ -90,6 +92,29 @@ export async function reconcileAppSets(
     options.onResult?.(r);
   }
   return results;
+}
+
+/**
+ * The Apps that AppSet results changed and that should run now rather than at their slot:
+ * created and updated ones (to sync), deleted ones (their finalizer prunes in a run), each
+ * once, by namespace and name.
+ */
+export function appsToRun(results: readonly AppSetResult[]): Array<{
+  namespace: string;
+  name: string;
+}> {
+  const seen = new Set<string>();
+  const out: Array<{ namespace: string; name: string }> = [];
+  for (const r of results) {
+    const namespace = r.appset.slice(0, r.appset.indexOf("/"));
+    for (const name of [...r.created, ...r.updated, ...r.deleted]) {
+      const id = `${namespace}/${name}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      out.push({ namespace, name });
+    }
+  }
+  return out;
 }
 
 /**
