@@ -2,9 +2,12 @@
 // asks): a pullRequest generator against a local stand-in for GitHub's pulls API (its documented
 // list response, test/fixtures/forges), driven by GitHub's signed pull_request deliveries: opened
 // makes a preview App synced at the head commit; closed deletes it and its objects are pruned.
-// A signed push that adds a directory makes a git generator's new App at once.
+// A signed push that adds a directory makes a git generator's new App at once. And the tick
+// (`plumb reconcile --all`) evaluates a new AppSet before the Apps, so its App syncs in that tick.
+import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
@@ -209,5 +212,45 @@ describe("git generator driven by a push webhook", () => {
     expect((await readApp("env-beta"))?.spec.source.git.path).toBe("apps/beta");
     expect(await data("cm-beta")).toEqual({ from: "beta" });
     expect(await data("cm-alpha")).toEqual({ from: "alpha" });
+  });
+});
+
+describe("the tick: plumb reconcile --all", () => {
+  it("evaluates a new AppSet before the Apps: the App it makes is synced in the same tick", async () => {
+    const ns = "e2e-appset-tick";
+    await createNamespace(ns);
+    await api("POST", `/apis/plumb.dev/v1alpha1/namespaces/${ns}/appsets`, {
+      apiVersion: "plumb.dev/v1alpha1",
+      kind: "AppSet",
+      metadata: { name: "listed", namespace: ns },
+      spec: {
+        generators: [{ list: { elements: [{ dir: "alpha" }] } }],
+        template: {
+          metadata: { name: "from-{{dir}}" },
+          spec: { source: { git: { url: repo.url, ref: "main", path: "apps/{{dir}}" } } },
+        },
+      },
+    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, "functions/plumb.mjs"), "reconcile", "--all", "--namespace", ns],
+      { env: { ...process.env, KUBECONFIG: kubeconfig() } },
+    );
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        appset: `${ns}/listed`,
+        outcome: "Synced",
+        created: ["from-alpha"],
+      }),
+      expect.objectContaining({ app: `${ns}/from-alpha`, outcome: "Reconciled" }),
+    ]);
+    const cm = (await getObject(`/api/v1/namespaces/${ns}/configmaps/cm-alpha`)) as {
+      data?: unknown;
+    };
+    expect(cm?.data).toEqual({ from: "alpha" });
   });
 });
