@@ -3,8 +3,14 @@
 // (owned by the AppSet, synced by plumb), follows directories added and removed (the App's
 // finalizer prunes its objects), releases Apps under deletePolicy keep, and never touches an
 // App of the same name it did not make.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, parse as parseYaml } from "yaml";
 import type { App } from "../../src/app/index.ts";
+import { createKubePort } from "../../src/kube/index.ts";
+import { nodeKubeTransport } from "../../src/kube/node.ts";
 import { type AppSetResult, reconcileApp, reconcileAppSets } from "../../src/reconcile/index.ts";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
 import {
@@ -12,11 +18,13 @@ import {
   createApp,
   createNamespace,
   getObject,
+  kubeconfig,
   kubePort,
   realPorts,
   transport,
 } from "./support.ts";
 
+const ROOT = resolve(import.meta.dirname, "../..");
 const NS = "e2e-appset";
 const PATH = `/apis/plumb.dev/v1alpha1/namespaces/${NS}/appsets`;
 const APPS = `/apis/plumb.dev/v1alpha1/namespaces/${NS}/apps`;
@@ -252,5 +260,115 @@ describe("Git directory generator", () => {
     );
     expect(err).toMatchObject({ status: "True", reason: "ApplicationGenerationFailed" });
     expect(err?.message).toContain("spec.source.git.url");
+  });
+});
+
+describe("plumb's identity (infra/rbac/plumb.yaml)", () => {
+  it("lets plumb read AppSets, write their status and create, release and delete their Apps", async () => {
+    const ns = "e2e-appset-rbac";
+    await createNamespace(ns);
+    await api("POST", `/api/v1/namespaces/${ns}/serviceaccounts`, {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: "plumb" },
+    });
+    const minted = (await api("POST", `/api/v1/namespaces/${ns}/serviceaccounts/plumb/token`, {
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { expirationSeconds: 3600 },
+    })) as { status: { token: string } };
+    // The admin kubeconfig's server and CA, with the ServiceAccount's token as the only user.
+    const admin = parseYaml(readFileSync(kubeconfig(), "utf8")) as Record<string, unknown> & {
+      users: Array<{ name: string }>;
+    };
+    const dir = mkdtempSync(join(tmpdir(), "appset-rbac-"));
+    const file = join(dir, "kubeconfig");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...admin,
+        users: admin.users.map((u) => ({ name: u.name, user: { token: minted.status.token } })),
+      }),
+    );
+    const asPlumb = () => ({ ...realPorts(), kube: createKubePort(nodeKubeTransport(file)) });
+    const path = `/apis/plumb.dev/v1alpha1/namespaces/${ns}/appsets`;
+    await api("POST", path, {
+      apiVersion: "plumb.dev/v1alpha1",
+      kind: "AppSet",
+      metadata: { name: "envs", namespace: ns },
+      spec: {
+        generators: [{ list: { elements: [{ env: "dev" }, { env: "prod" }] } }],
+        template: {
+          metadata: { name: "web-{{env}}" },
+          spec: { source: { git: { url: repo.url, path: "apps/alpha" } } },
+        },
+      },
+    });
+    // Without plumb's rules the identity may not even list AppSets.
+    await expect(reconcileAppSets(asPlumb(), new Date(), { namespace: ns })).rejects.toThrow(
+      /cannot list resource "appsets"/,
+    );
+
+    // The ClusterRole as shipped, bound in this namespace only.
+    const docs = parseAllDocuments(readFileSync(join(ROOT, "infra/rbac/plumb.yaml"), "utf8"));
+    const role = docs
+      .map((d) => d.toJS() as { kind: string; metadata: { name: string }; rules?: unknown[] })
+      .find((d) => d.kind === "ClusterRole" && d.metadata.name === "plumb-apps");
+    expect(role?.rules?.length).toBeGreaterThan(0);
+    const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}`;
+    await api("POST", `${rbac}/roles`, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: { name: "plumb-apps" },
+      rules: role?.rules,
+    });
+    await api("POST", `${rbac}/rolebindings`, {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: { name: "plumb-apps" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "plumb-apps" },
+      subjects: [{ kind: "ServiceAccount", name: "plumb", namespace: ns }],
+    });
+
+    const [made] = await reconcileAppSets(asPlumb(), new Date(), { namespace: ns });
+    expect(made).toMatchObject({ outcome: "Synced", created: ["web-dev", "web-prod"] });
+    const status = (await api("GET", `${path}/envs`)) as {
+      status?: { apps?: unknown[]; conditions?: Array<{ type: string; status: string }> };
+    };
+    expect(status.status?.apps).toEqual([{ name: "web-dev" }, { name: "web-prod" }]);
+    expect(status.status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+    const events = (await api("GET", `/api/v1/namespaces/${ns}/events`)) as {
+      items: Array<{ reason: string; involvedObject: { kind: string } }>;
+    };
+    expect(
+      events.items.filter((e) => e.involvedObject.kind === "AppSet").map((e) => e.reason),
+    ).toEqual(["AppCreated", "AppCreated"]);
+
+    // One element fewer: its App deleted; then deletePolicy keep and none left: released.
+    await api(
+      "PATCH",
+      `${path}/envs`,
+      {
+        spec: { generators: [{ list: { elements: [{ env: "dev" }] } }] },
+      },
+      "application/merge-patch+json",
+    );
+    const [shrunk] = await reconcileAppSets(asPlumb(), new Date(), { namespace: ns });
+    expect(shrunk).toMatchObject({ outcome: "Synced", deleted: ["web-prod"] });
+    await api(
+      "PATCH",
+      `${path}/envs`,
+      {
+        spec: { deletePolicy: "keep", generators: [{ list: { elements: [] } }] },
+      },
+      "application/merge-patch+json",
+    );
+    const [kept] = await reconcileAppSets(asPlumb(), new Date(), { namespace: ns });
+    expect(kept).toMatchObject({ outcome: "Synced", released: ["web-dev"] });
+    const dev = (await getObject(`/apis/plumb.dev/v1alpha1/namespaces/${ns}/apps/web-dev`)) as {
+      metadata: { ownerReferences?: unknown[] };
+    };
+    expect(dev.metadata.ownerReferences).toBeUndefined();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
