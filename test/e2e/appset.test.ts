@@ -112,6 +112,23 @@ describe("AppSet CRD", () => {
   });
 });
 
+describe("the example AppSets (infra/examples)", () => {
+  it.each(["appset-environments.yaml", "appset-previews.yaml"])(
+    "the API server accepts %s as written",
+    async (file) => {
+      const doc = parseYaml(readFileSync(join(ROOT, "infra/examples", file), "utf8")) as {
+        metadata: Record<string, unknown>;
+      };
+      const body = { ...doc, metadata: { ...doc.metadata, namespace: NS } };
+      const res = await transport()("POST", `${PATH}?dryRun=All`, { body });
+      expect(res.status).toBe(201);
+      expect((res.body as { spec: unknown }).spec).toMatchObject(
+        (doc as unknown as { spec: object }).spec,
+      );
+    },
+  );
+});
+
 describe("Git directory generator", () => {
   it("makes one owned App per directory, follows directories added and removed", async () => {
     await api("POST", PATH, {
