@@ -236,7 +236,6 @@ describe("webhooks and AppSets (HttpDeps.appSets)", () => {
       apps: ["team-a/base", "team-a/head"],
       number: 2,
       head: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
-      appSets: true,
     });
     expect(deferred).toHaveLength(2);
     expect(previews).toHaveLength(1);
@@ -253,9 +252,9 @@ describe("webhooks and AppSets (HttpDeps.appSets)", () => {
     const { send, events, previews } = withAppSets(true);
     const res = await send(payload("closed"));
     expect(await res.json()).toEqual({
-      apps: [],
-      number: 2,
-      head: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+      ignored: true,
+      event: "pull_request",
+      reason: "action closed",
       appSets: true,
     });
     expect(events.map((e) => e.kind)).toEqual(["pullRequest"]);
@@ -264,7 +263,12 @@ describe("webhooks and AppSets (HttpDeps.appSets)", () => {
 
   it("pull requests reach the AppSets without previews configured; a labeled one is ignored", async () => {
     const { send, events } = withAppSets(false);
-    expect(await (await send(payload("synchronize"))).json()).toMatchObject({ appSets: true });
+    expect(await (await send(payload("synchronize"))).json()).toEqual({
+      ignored: true,
+      event: "pull_request",
+      reason: "action synchronize",
+      appSets: true,
+    });
     expect(await (await send(payload("labeled"))).json()).toEqual({
       ignored: true,
       event: "pull_request",

@@ -144,7 +144,8 @@ describe("pullRequest generator driven by GitHub pull_request webhooks", () => {
 
     const res = await deliver("opened", head);
     expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ number: 1, head, appSets: true });
+    // No App of plumb's follows org/shop: previews have nothing to do; the AppSet does.
+    expect(await res.json()).toEqual({ apps: [], number: 1, head });
 
     const app = await waitFor("the preview App synced at the head", async () => {
       const a = await readApp("shop-pr-1");
@@ -165,6 +166,7 @@ describe("pullRequest generator driven by GitHub pull_request webhooks", () => {
     open = [];
     const closed = await deliver("closed", head);
     expect(closed.status).toBe(202);
+    expect(await closed.json()).toMatchObject({ ignored: true, appSets: true });
     await waitFor(
       "the preview App deleted",
       async () => (await readApp("shop-pr-1")) === undefined,

@@ -176,7 +176,9 @@ export function registerWebhookRoutes(
  * opened, synchronize and reopened preview every App whose source follows the base repository
  * on the base branch (HEAD: the default branch), after the answer 202 {"apps", "number",
  * "head"}; other actions (closed, merged, labeled, a GitLab update without new commits…) →
- * 202 {"ignored", "event", "reason"}.
+ * 202 {"ignored", "event", "reason"}. With `deps.appSets`, opened, synchronize, reopened and
+ * closed also evaluate the AppSets on the base repository after the answer; an "ignored"
+ * answer (previews') then says `"appSets": true`.
  */
 async function answerPullRequest(
   c: Context,
@@ -196,9 +198,9 @@ async function answerPullRequest(
     later(deps, deps.appSets({ kind: "pullRequest", provider, repoUrls: pr.repoUrls }));
   }
   if (!previewsPullRequest(pr.action) || !deps.previewPullRequest) {
+    // "ignored" speaks for previews; `appSets` says the AppSets are evaluated all the same.
     const answer = { ignored: true, event, reason: `action ${pr.action}` };
-    if (!forAppSets) return c.json(answer, 202);
-    return c.json({ apps: [], number: pr.number, head: pr.headSha, appSets: true }, 202);
+    return c.json(forAppSets ? { ...answer, appSets: true } : answer, 202);
   }
   const { matched } = await matchingApps(deps.apps, pr);
   const apps: PullRequestTarget[] = matched.flatMap((row) =>
@@ -206,8 +208,7 @@ async function answerPullRequest(
   );
   if (apps.length > 0) later(deps, deps.previewPullRequest(apps, pr));
   deps.log?.({ msg: "webhook pull_request", provider, number: pr.number, apps: apps.length });
-  const answer = { apps: apps.map(nameOf), number: pr.number, head: pr.headSha };
-  return c.json(forAppSets ? { ...answer, appSets: true } : answer, 202);
+  return c.json({ apps: apps.map(nameOf), number: pr.number, head: pr.headSha }, 202);
 }
 
 /** Pull request actions that change what a pullRequest generator yields. */
