@@ -31,7 +31,7 @@ export async function runTick(
   const now = new Date();
   const tick = tickAt(now, args.everyMs);
   const kube = createKubePort(transport);
-  const sets = await dueAppSets({ kube }, tick, {
+  const sets = await dueAppSets({ kube, log }, tick, {
     namespace: args.namespace,
     force: args.force,
     shard: args.shard,

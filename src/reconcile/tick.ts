@@ -78,19 +78,30 @@ export async function planTick(
  * The AppSets a tick evaluates (plan/tick.ts appSetDue), of `options.namespace` or all; none
  * when the AppSet CRD is not installed. One list request; light, as planTick is, so a tick with
  * no AppSet due loads nothing more. A tick evaluates them before it plans the Apps, so an App
- * an AppSet makes is synced in the same tick.
+ * an AppSet makes is synced in the same tick. A list that fails (plumb's identity not yet
+ * allowed to read AppSets, the API server busy) is logged and counts as none: the Apps' tick
+ * goes on.
  */
 export async function dueAppSets(
-  ports: Pick<Ports, "kube">,
+  ports: Pick<Ports, "kube" | "log">,
   tick: Tick,
   options: Pick<PlanOptions, "namespace" | "force" | "shard"> = {},
 ): Promise<AppSetObject[]> {
-  const found = (await ports.kube.list(
-    APPSET_API_VERSION,
-    APPSET_KIND,
-    "",
-    options.namespace,
-  )) as unknown as AppSetObject[];
+  let found: AppSetObject[];
+  try {
+    found = (await ports.kube.list(
+      APPSET_API_VERSION,
+      APPSET_KIND,
+      "",
+      options.namespace,
+    )) as unknown as AppSetObject[];
+  } catch (e) {
+    ports.log?.({
+      msg: "AppSets not listed; this tick evaluates none",
+      error: e instanceof Error ? e.message : String(e),
+    });
+    return [];
+  }
   return found.filter((s) => appSetDue(s, tick, options));
 }
 
