@@ -262,6 +262,60 @@ describe("pullRequest generator", () => {
     expect(JSON.stringify(stored(kube).status)).not.toContain("ghp_secret");
   });
 
+  it("GitLab: the project's opened merge requests with PRIVATE-TOKEN; Gitea: its pulls with token auth", async () => {
+    const forge = (provider: "gitlab" | "gitea", p: Record<string, unknown>) =>
+      appSet({
+        generators: [
+          { pullRequest: { [provider]: { ...p, tokenRef: { secretName: "t", key: "k" } } } },
+        ],
+        template: {
+          metadata: { name: `${provider}-{{number}}-{{branch_slug}}` },
+          spec: { source: { git: { url: "https://git.example/r.git", ref: "{{head_sha}}" } } },
+        },
+      });
+    const gl = await setup(
+      forge("gitlab", { project: "group/app", api: "https://gl.example/api/v4" }),
+    );
+    gl.kube.secrets.set(`${NS}/t`, { k: "glpat-secret-of-the-test" });
+    const glAsked: Array<[string, string | null]> = [];
+    gl.ports.fetch = async (url, init) => {
+      glAsked.push([String(url), new Headers(init?.headers).get("private-token")]);
+      const mr = { iid: 5, source_branch: "Fix/Login", sha: "c".repeat(40), labels: ["x"] };
+      return new Response(JSON.stringify([mr]), { status: 200 });
+    };
+    expect(await reconcileAppSet(gl.set, gl.ports, NOW)).toMatchObject({
+      outcome: "Synced",
+      created: ["gitlab-5-fix-login"],
+    });
+    expect(glAsked).toEqual([
+      [
+        "https://gl.example/api/v4/projects/group%2Fapp/merge_requests?state=opened&per_page=100&page=1",
+        "glpat-secret-of-the-test",
+      ],
+    ]);
+
+    const gt = await setup(
+      forge("gitea", { owner: "org", repo: "app", api: "https://gitea.example/api/v1" }),
+    );
+    gt.kube.secrets.set(`${NS}/t`, { k: "gitea-secret-of-the-test" });
+    const gtAsked: Array<[string, string | null]> = [];
+    gt.ports.fetch = async (url, init) => {
+      gtAsked.push([String(url), new Headers(init?.headers).get("authorization")]);
+      const pr = { number: 9, head: { ref: "feature", sha: "d".repeat(40) }, labels: [] };
+      return new Response(JSON.stringify([pr]), { status: 200 });
+    };
+    expect(await reconcileAppSet(gt.set, gt.ports, NOW)).toMatchObject({
+      outcome: "Synced",
+      created: ["gitea-9-feature"],
+    });
+    expect(gtAsked).toEqual([
+      [
+        "https://gitea.example/api/v1/repos/org/app/pulls?state=open&limit=100&page=1",
+        "token gitea-secret-of-the-test",
+      ],
+    ]);
+  });
+
   it("a missing token key is the AppSet's error, naming the Secret and key", async () => {
     const input = prSet();
     const { ports, set } = await setup(input);
