@@ -290,7 +290,12 @@ describe("pull request previews in workerd", () => {
     expect(status(first).map((r) => (r.body as { state: string }).state)).toEqual(
       Array(MANY).fill("success"),
     );
-    // Three in the webhook's invocation, two in one queue message, read by the consumer.
+    // Three in the webhook's invocation, two in one queue message, read by the consumer. The
+    // statuses land before the consumer logs and acks its batch, and wrangler prints the batch's
+    // line only once it is acked: wait for that line, not for the statuses.
+    await waitFor("the queue consumer's batch line", async () =>
+      /QUEUE plumb-reconcile 1\/1/.test(workerd.output()),
+    ).catch(diagnostics);
     // wrangler prefixes each line of a Worker with its name when it runs two.
     const lines = workerd
       .output()
