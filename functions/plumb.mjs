@@ -3,9 +3,11 @@
 // building it first when it is missing or any file it was built from changed (scripts/
 // build-cli.ts); runs functions/cli.ts from source when it cannot be built (no esbuild).
 // Plain JavaScript on purpose: a .ts entry would load Node's TypeScript stripper on every run.
-import { readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import module from "node:module";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import vm from "node:vm";
 
 // An older Node (20, 22) cannot run the CLI: say so, and how, instead of a stack trace.
 const major = Number(process.versions.node.split(".")[0]);
@@ -31,6 +33,8 @@ function freshEntry() {
     return undefined;
   }
   try {
+    // An older build's manifest (ES module chunks): build again.
+    if (!manifest.entry.endsWith(".cjs")) return undefined;
     for (const [path, [mtime, size]] of Object.entries(manifest.inputs)) {
       const s = statSync(new URL(path, root), { throwIfNoEntry: false });
       if (!s || s.mtimeMs !== mtime || s.size !== size) return undefined;
@@ -53,8 +57,52 @@ if (!entry) {
     entry = new URL("cli.ts", import.meta.url);
   }
 }
-// V8's compiled code for the bundle, kept beside it (Node's module compile cache): a run after
-// the first skips most of the compile step (the fixed cost of a run). A container
-// image that runs the CLI once while it is built ships the cache with it.
+// The sources (no esbuild), and what the bundle loads from node_modules: Node's module compile cache.
 module.enableCompileCache?.(fileURLToPath(new URL("compile-cache/", dist)));
-await import(entry.href);
+if (entry.pathname.endsWith(".cjs")) runBundle(fileURLToPath(entry));
+else await import(entry.href);
+
+/**
+ * Runs the CommonJS bundle through vm.Script with a V8 code cache beside it
+ * (<build>/code-cache/<command>.bin, one per command: each compiles other functions). The cache
+ * is written when a run ends with exit code 0 and there was none, or V8 rejected it (another
+ * Node or V8 flags): made after the run, it holds every function the run compiled, which
+ * Node's module compile cache (made before a module runs) does not. A build directory's bundle
+ * never changes (a new build gets a new directory), so a cache cannot outlive its source. A
+ * cache that cannot be written costs only the speed-up.
+ * @param {string} file the bundle's path
+ */
+function runBundle(file) {
+  const dir = dirname(file);
+  const command = /^[a-z][a-z-]{0,31}$/.test(process.argv[2] ?? "") ? process.argv[2] : "other";
+  const cacheFile = join(dir, "code-cache", `${command}.bin`);
+  let cachedData;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  let source = readFileSync(file, "utf8");
+  // A hashbang is valid only at the very start of a script: keep the length and lines.
+  if (source.startsWith("#!")) source = `//${source.slice(2)}`;
+  const script = new vm.Script(module.wrap(source), {
+    filename: file,
+    cachedData,
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  if (!cachedData || script.cachedDataRejected) {
+    process.once("exit", (code) => {
+      if (code !== 0) return;
+      try {
+        mkdirSync(dirname(cacheFile), { recursive: true });
+        const tmp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(tmp, script.createCachedData());
+        renameSync(tmp, cacheFile);
+      } catch {
+        // A read-only install: every run compiles, as without the cache.
+      }
+    });
+  }
+  const bundle = { exports: {} };
+  script.runInThisContext()(bundle.exports, module.createRequire(file), bundle, file, dir);
+}

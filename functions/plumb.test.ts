@@ -1,8 +1,8 @@
 // The `plumb` bin (functions/plumb.mjs): runs the bundle, rebuilt when a source it came from
 // changes, so a fresh clone and an edited tree both run the current code.
 import { execFile } from "node:child_process";
-import { readFileSync, statSync, utimesSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -45,5 +45,28 @@ describe("functions/plumb.mjs", () => {
     } finally {
       utimesSync(file, atime, mtime);
     }
+  });
+
+  it("keeps a V8 code cache per command beside the bundle, and replaces one V8 rejects", async () => {
+    await run(process.execPath, [BIN, "--help"]);
+    const cache = join(ROOT, "dist/cli", dirname(manifest().entry), "code-cache", "other.bin");
+    rmSync(cache, { force: true });
+    // A usage error (exit 2) writes no cache: it would hold little of a real run's code.
+    const usage = await run(process.execPath, [BIN, "bogus"]).catch((e) => e);
+    expect(usage.code).toBe(2);
+    expect(existsSync(cache)).toBe(false);
+    await run(process.execPath, [BIN, "--help"]);
+    const made = readFileSync(cache);
+    expect(made.length).toBeGreaterThan(1000);
+    // Kept as it is while V8 accepts it.
+    await run(process.execPath, [BIN, "--help"]);
+    expect(readFileSync(cache).equals(made)).toBe(true);
+    // Garbage in its place: V8 rejects it, the run still works and writes a good one.
+    writeFileSync(cache, Buffer.alloc(made.length, 7));
+    const help = await run(process.execPath, [BIN, "--help"]);
+    expect(help.stdout).toMatch(/^usage:\n/);
+    const again = readFileSync(cache);
+    expect(again.equals(Buffer.alloc(made.length, 7))).toBe(false);
+    expect(again.length).toBeGreaterThan(1000);
   });
 });
