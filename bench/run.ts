@@ -2,7 +2,8 @@
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
-// `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11.
+// `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
+// `--cli-only` only the whole CLI processes: the no-op runs and a CronJob tick against serve.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -33,6 +34,7 @@ import { webhookLatency } from "./webhook.ts";
 const COMPARE_ONLY = process.argv.includes("--compare-only");
 const SCALE_ONLY = process.argv.includes("--scale-only");
 const ENGINES_ONLY = process.argv.includes("--engines-only");
+const CLI_ONLY = process.argv.includes("--cli-only");
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -97,7 +99,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY && !CLI_ONLY) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -108,7 +110,7 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  if (!SCALE_ONLY && !ENGINES_ONLY) {
+  if (!SCALE_ONLY && !ENGINES_ONLY && !CLI_ONLY) {
     results.renderBundle = await phase(
       "render Worker bundle (wrangler deploy --dry-run)",
       600_000,
@@ -137,8 +139,24 @@ async function main(): Promise<void> {
     phase("engines: a Kustomize no-op CLI run against guestbook's, and a CPU hog", 1_500_000, () =>
       engineCost(ROOT, kube, git!, cluster!.kubeconfig, log),
     );
+  // 9. Whole processes: the CLI from start to exit; a CronJob tick against serve --schedule
+  //    (serve lists every App: none but its own).
+  const processPhase = () =>
+    phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
+      processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
+    );
+  const tickPhase = () =>
+    phase("cron tick vs serve --schedule (whole processes)", 900_000, async () => {
+      await kube.deleteApps();
+      return tickCost(benchCli(ROOT), kube, git!, cluster!.kubeconfig, log);
+    });
   if (ENGINES_ONLY) {
     results.engines = await engines();
+    return;
+  }
+  if (CLI_ONLY) {
+    results.process = await processPhase();
+    results.tickCost = await tickPhase();
     return;
   }
   if (SCALE_ONLY) {
@@ -176,9 +194,7 @@ async function main(): Promise<void> {
   );
 
   // 9. Whole processes: the CLI from start to exit.
-  results.process = await phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
-    processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
-  );
+  results.process = await processPhase();
 
   results.engines = await engines();
 
@@ -272,15 +288,8 @@ async function main(): Promise<void> {
     if (c) results.cron.push(c);
   }
 
-  // 9. A CronJob tick against serve --schedule (serve lists every App: none but its own).
-  results.tickCost = await phase(
-    "cron tick vs serve --schedule (whole processes)",
-    900_000,
-    async () => {
-      await kube.deleteApps();
-      return tickCost(benchCli(ROOT), kube, git!, cluster!.kubeconfig, log);
-    },
-  );
+  // 9. A CronJob tick against serve --schedule.
+  results.tickCost = await tickPhase();
 
   // 9. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
   //    the Apps it leaves slow every list).
