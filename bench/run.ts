@@ -3,7 +3,8 @@
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
-// `--cli-only` only the whole CLI processes: the no-op runs and a CronJob tick against serve.
+// `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each);
+// `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { cronNode, cronWorkerd, tickCost } from "./cron.ts";
 import { engineCost } from "./engines.ts";
 import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
+import { HOSTILE_CASES, hostileRenders } from "./hostile.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
 import { memoryPeak } from "./memory.ts";
 import { benchCli, processCost } from "./process.ts";
@@ -34,7 +36,11 @@ import { webhookLatency } from "./webhook.ts";
 const COMPARE_ONLY = process.argv.includes("--compare-only");
 const SCALE_ONLY = process.argv.includes("--scale-only");
 const ENGINES_ONLY = process.argv.includes("--engines-only");
-const CLI_ONLY = process.argv.includes("--cli-only");
+/** `--only <section>`: only that section ("hostile", "cli"). */
+const ONLY = (() => {
+  const at = process.argv.indexOf("--only");
+  return at < 0 ? undefined : process.argv[at + 1];
+})();
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -99,7 +105,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY && !CLI_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY && ONLY === undefined) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -110,7 +116,7 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  if (!SCALE_ONLY && !ENGINES_ONLY && !CLI_ONLY) {
+  if (!SCALE_ONLY && !ENGINES_ONLY && ONLY === undefined) {
     results.renderBundle = await phase(
       "render Worker bundle (wrangler deploy --dry-run)",
       600_000,
@@ -154,9 +160,23 @@ async function main(): Promise<void> {
     results.engines = await engines();
     return;
   }
-  if (CLI_ONLY) {
+  if (ONLY === "cli") {
     results.process = await processPhase();
     results.tickCost = await tickPhase();
+    return;
+  }
+  // 12. Hostile renders: one CLI run each under the default ceiling, peak RSS from outside.
+  const hostile = () =>
+    phase("hostile renders: peak RSS of one CLI run each", 1_800_000, () =>
+      hostileRenders(kube, cluster!.kubeconfig, {
+        root: ROOT,
+        ceilingBytes: 512 * 1024 * 1024,
+        cases: HOSTILE_CASES,
+        log,
+      }),
+    );
+  if (ONLY === "hostile") {
+    results.hostile = await hostile();
     return;
   }
   if (SCALE_ONLY) {
@@ -197,6 +217,7 @@ async function main(): Promise<void> {
   results.process = await processPhase();
 
   results.engines = await engines();
+  results.hostile = await hostile();
 
   // 6. Peak memory of a first sync of the 50-object App.
   results.memory = await phase(

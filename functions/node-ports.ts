@@ -1,7 +1,7 @@
 // Node composition: ports from a kubeconfig, the Git, image and chart adapters, the render
 // engines and Slack.
 import { hostname } from "node:os";
-import { Redactor } from "../src/core/index.ts";
+import { Redactor, runBudget } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import {
   createDestinations,
@@ -37,7 +37,13 @@ export function nodePorts(
   const transport =
     options.transport ?? nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
   // Fetched commits on disk, shared by every plumb process on the machine (cache-disk.ts).
-  const git = createGitPort({ http: createNodeHttpClient(), store: createDiskRevisionStore() });
+  // The run's memory ceiling (PLUMB_MAX_RUN_MEMORY) and the caps of each stage derived from it.
+  const budget = runBudget(config.maxRunMemory);
+  const git = createGitPort({
+    http: createNodeHttpClient(),
+    store: createDiskRevisionStore(),
+    budget,
+  });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process; their
   // code is loaded then too (a run of plain YAML never loads it: the fixed cost of a run).
@@ -61,6 +67,7 @@ export function nodePorts(
     engines,
     notify,
     holder,
+    budget,
     allowedDestinations: config.allowedDestinations,
     allowedClusterKinds: config.allowedClusterKinds,
     ingress: config.ingress,

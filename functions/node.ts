@@ -6,6 +6,7 @@ import {
   configWarnings,
   createHttpApp,
   DEFAULT_NAMESPACE,
+  httpSecrets,
   parseHttpConfig,
 } from "../src/http/index.ts";
 import { jsonPoster } from "../src/notify/index.ts";
@@ -31,6 +32,8 @@ export async function serve(
   options: { scheduleEveryMs?: number } = {},
 ): Promise<void> {
   const httpConfig = parseHttpConfig(process.env);
+  // Its own secrets too: a manifest or an error quoting one is masked in what plumb writes.
+  for (const s of httpSecrets(httpConfig)) redactor.add(s);
   const ports = nodePorts(kubeconfig, config, redactor);
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));

@@ -11,7 +11,9 @@ import { type Ports, previewPullRequest } from "../src/reconcile/index.ts";
  * plumb-forge-tokens) in `namespace`, one key per repository host name ("github.com", no port)
  * holding that host's token; the API base URL for a host is `PLUMB_FORGE_API_URL_<HOST>` (host
  * upper-cased, non-alphanumerics as "_"), else the provider's default. An App whose host has
- * no token is logged and skipped; one App's failure does not stop the others.
+ * no token is logged and skipped; one App's failure does not stop the others. The previewer
+ * resolves to the Apps (`namespace/name`) whose preview failed (a forge or API server request
+ * that threw), for a caller that can try them again.
  */
 export function forgePreviewer(
   ports: () => Ports,
@@ -21,7 +23,8 @@ export function forgePreviewer(
 ) {
   const str = (key: string) => (typeof env[key] === "string" ? (env[key] as string) : undefined);
   const secretName = str("PLUMB_FORGE_TOKENS") ?? "plumb-forge-tokens";
-  return async (apps: PullRequestTarget[], pr: PullRequestEvent): Promise<void> => {
+  return async (apps: PullRequestTarget[], pr: PullRequestEvent): Promise<string[]> => {
+    const failed: string[] = [];
     const p = ports();
     const tokens = (await p.kube.getSecret(namespace, secretName)) ?? {};
     for (const t of Object.values(tokens)) p.redactor?.add(t);
@@ -52,7 +55,9 @@ export function forgePreviewer(
         log({ msg: "pull request previewed", app: id, number: pr.number, state });
       } catch (err) {
         log({ msg: "preview failed", app: id, number: pr.number, error: String(err) });
+        failed.push(id);
       }
     }
+    return failed;
   };
 }

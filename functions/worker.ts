@@ -7,6 +7,9 @@ import { type ServiceBinding, serviceBindingEngines } from "../src/engines/bindi
 import {
   createHttpApp,
   DEFAULT_NAMESPACE,
+  httpSecrets,
+  type PullRequestEvent,
+  type PullRequestTarget,
   parseHttpConfig,
   unavailable,
 } from "../src/http/index.ts";
@@ -54,8 +57,21 @@ export interface ReconcileMessage {
   source?: SourceHint;
 }
 
+/**
+ * A queue message that previews a pull request for a few of its Apps: the rest of those a
+ * webhook does not preview itself (see INLINE_RECONCILES). Each App's comment and status are
+ * its own, so messages consumed at the same time never edit the same comment.
+ */
+export interface PreviewMessage {
+  preview: PullRequestEvent;
+  apps: PullRequestTarget[];
+  reason: string;
+}
+
+type QueueMessage = ReconcileMessage | PreviewMessage;
+
 interface QueueBinding {
-  sendBatch(messages: Array<{ body: ReconcileMessage; delaySeconds?: number }>): Promise<void>;
+  sendBatch(messages: Array<{ body: QueueMessage; delaySeconds?: number }>): Promise<void>;
 }
 
 /** The longest delay Cloudflare Queues accept on a message (12 hours). */
@@ -107,6 +123,12 @@ const BATCH = 100;
  * subrequests and 30 s CPU per invocation.
  */
 const APPS_PER_MESSAGE = 25;
+/**
+ * Apps per preview message. A preview costs more than a reconcile with nothing to apply: a
+ * render, a dry run per object, and the forge's comment list, comment write and status (about
+ * 15 requests for a small App), so a consumer invocation of 10 messages makes about 750.
+ */
+const PREVIEWS_PER_MESSAGE = 5;
 
 /**
  * What keeps the Worker from serving: each required binding that is missing and each setting
@@ -140,6 +162,9 @@ function required(env: Env, name: "KUBE_API_URL" | "KUBE_TOKEN"): string {
   return v;
 }
 
+/** The bindings whose secrets the isolate's redactor holds (registered once per `env`). */
+const secretsRegistered = new WeakSet<object>();
+
 /** Remote destinations, one per isolate (its discovery cache outlives a request). */
 let destinations: DestinationPort | undefined;
 
@@ -147,6 +172,13 @@ function portsFor(env: Env): Ports & { kube: KubeAppStore } {
   const config = parseRuntimeConfig(env);
   const dns = cloudflareDnsSettings(config.dns);
   if (config.dns) redactor.add(config.dns.apiToken);
+  // The Worker's own secrets are redacted too: a rendered manifest or an error that quotes one
+  // must not carry it into a log line, a status or a pull request comment.
+  if (!secretsRegistered.has(env)) {
+    redactor.add(required(env, "KUBE_TOKEN"));
+    for (const s of httpSecrets(parseHttpConfig(env))) redactor.add(s);
+    secretsRegistered.add(env);
+  }
   // Other clusters (spec.destination.cluster): a bearer token to a publicly trusted certificate.
   destinations ??= createDestinations({
     transport: fetchDestinationTransport((server, token) => createFetchTransport(server, token)),
@@ -214,6 +246,35 @@ async function enqueue(
 }
 
 /**
+ * Sends the previews of `apps` for `pr` to the queue, PREVIEWS_PER_MESSAGE Apps a message.
+ * @returns the number of messages sent
+ */
+async function enqueuePreviews(
+  queue: QueueBinding,
+  apps: ReadonlyArray<PullRequestTarget>,
+  pr: PullRequestEvent,
+): Promise<number> {
+  const messages: PreviewMessage[] = [];
+  for (let i = 0; i < apps.length; i += PREVIEWS_PER_MESSAGE) {
+    messages.push({
+      preview: pr,
+      apps: apps.slice(i, i + PREVIEWS_PER_MESSAGE),
+      reason: `pull request ${pr.number} ${pr.headSha}`,
+    });
+  }
+  for (let i = 0; i < messages.length; i += BATCH) {
+    await queue.sendBatch(messages.slice(i, i + BATCH).map((body) => ({ body })));
+  }
+  return messages.length;
+}
+
+/** The pull request previewer of this Worker (functions/previews.ts) on `ports`. */
+function previewer(ports: () => Ports, env: Env) {
+  const namespace = parseHttpConfig(env).namespace ?? DEFAULT_NAMESPACE;
+  return forgePreviewer(ports, namespace, logLine, env);
+}
+
+/**
  * Reconciles one App and logs its line. A run that asks for a follow-up (its objects are still
  * Progressing) queues a message delayed by that many seconds, so health is looked at again
  * without waiting for the cron to find the App due. A run that made the App Ready queues the
@@ -269,12 +330,17 @@ export default {
       slackRespond: jsonPoster(),
       // Pull request previews run after the answer, in waitUntil (through `defer`), as the
       // first Apps of a push do: a preview is one render and dry run per App of the PR's base.
-      previewPullRequest: forgePreviewer(
-        () => ports,
-        config.namespace ?? DEFAULT_NAMESPACE,
-        logLine,
-        env,
-      ),
+      // Past INLINE_RECONCILES Apps, the rest go to the queue, as a push's Apps do.
+      async previewPullRequest(apps, pr) {
+        const queue = env.RECONCILE_QUEUE;
+        const inline = queue ? apps.slice(0, INLINE_RECONCILES) : apps;
+        if (queue && apps.length > inline.length) {
+          const rest = apps.slice(inline.length);
+          const messages = await enqueuePreviews(queue, rest, pr);
+          logLine({ msg: "previews queued", number: pr.number, apps: rest.length, messages });
+        }
+        await previewer(() => ports, env)(inline, pr);
+      },
       async trigger(apps, reason) {
         // One lookup per Git source, handed to every run on it.
         const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
@@ -315,13 +381,22 @@ export default {
   },
 
   async queue(
-    batch: { messages: Array<{ body: ReconcileMessage; ack(): void; retry(): void }> },
+    batch: { messages: Array<{ body: QueueMessage; ack(): void; retry(): void }> },
     env: Env,
   ): Promise<void> {
     // One set of ports per invocation: its Apps share the fetched revision (the isolate's Git
     // port) and one read of the Apps' inventories.
     const ports = { ...portsFor(env), inventories: createInventoryIndex() };
     for (const msg of batch.messages) {
+      if ("preview" in msg.body) {
+        const { preview, apps } = msg.body;
+        const failed = await previewer(() => ports, env)(apps, preview);
+        // A failed forge or API server request: the message comes again (the Apps that were
+        // previewed find their comment by its marker and edit it, so nothing is doubled).
+        if (failed.length > 0) msg.retry();
+        else msg.ack();
+        continue;
+      }
       const { apps, namespace, name, source } = msg.body;
       const targets = apps ?? (namespace && name ? [{ namespace, name }] : []);
       let retry = false;

@@ -11,14 +11,24 @@
 // Then the slow-link mode (soak/slow-link.ts): rounds in which a run's apply is held on the link
 // past its Lease and lands after a newer run applied a newer commit; after the next full run
 // the live objects must equal the applied revision.
+// Then the hostile-render mode (`--hostile-render N`, bench/hostile.ts): N rounds in which the
+// hostile inputs (a chart rendering a ConfigMap of 1,000,000 keys, a 200 MB values file, a
+// repository holding a 200 MB file no App reads) are reconciled by CLI processes of their own,
+// one after the other, while a wave of the soak's Apps runs and commits land; each CLI's peak
+// RSS is held against the ceiling (PLUMB_MAX_RUN_MEMORY, default 512 MiB), the wave's
+// invariants must hold, and a table prints case, outcome, peak RSS and condition.
 //
 //   npm run soak -- [--runs 240] [--rates 0.1,0.3] [--apps 6] [--seed 1] [--slow-link 3]
+//                   [--hostile-render 0]
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parse } from "yaml";
+import { type HostileResult, hostileRenders, hostileTable } from "../bench/hostile.ts";
+import { Kube } from "../bench/kube.ts";
+import { parseByteQuantity } from "../src/core/index.ts";
 import { createKubePort, DiscoveryCache, type KubeTransport } from "../src/kube/index.ts";
 import { nodeKubeTransport } from "../src/kube/node.ts";
 import { type Ports, type RunResult, reconcileApp } from "../src/reconcile/index.ts";
@@ -38,6 +48,7 @@ const { values: args } = parseArgs({
     apps: { type: "string", default: "6" },
     seed: { type: "string", default: "1" },
     "slow-link": { type: "string", default: "3" },
+    "hostile-render": { type: "string", default: "0" },
   },
 });
 const RUNS_PER_RATE = Number(args.runs);
@@ -45,6 +56,10 @@ const RATES = args.rates.split(",").map(Number);
 const APPS = Number(args.apps);
 const SEED = Number(args.seed);
 const SLOW_LINK_ROUNDS = Number(args["slow-link"]);
+const HOSTILE_ROUNDS = Number(args["hostile-render"]);
+/** The ceiling the hostile renders are held against: PLUMB_MAX_RUN_MEMORY as the CLI reads it. */
+const CEILING =
+  parseByteQuantity(process.env["PLUMB_MAX_RUN_MEMORY"] ?? "512Mi") ?? 512 * 1024 * 1024;
 
 const started = Date.now();
 const log = (s: string) =>
@@ -165,6 +180,7 @@ async function main(): Promise<number> {
   let held: FaultProxy | undefined;
   const tallies: Tally[] = [];
   const slowLink: SlowLinkTally = { rounds: 0, landed: 0, reported: 0, violations: [] };
+  const hostile: HostileRound[] = [];
   const tmp = mkdtempSync(join(tmpdir(), "plumb-soak-"));
   try {
     await installAppCrd(direct);
@@ -417,6 +433,40 @@ async function main(): Promise<number> {
       );
     }
     for (const v of slowLink.violations) log(`VIOLATION ${v.kind} ${v.app}: ${v.detail}`);
+
+    // Hostile renders, each a CLI process, while a wave of the soak's Apps runs (no faults).
+    const kube = new Kube(cluster.kubeconfig);
+    for (let i = 0; i < HOSTILE_ROUNDS; i++) {
+      const waveStart = new Date();
+      const runs: WaveRun[] = [];
+      let stop = false;
+      const wave = (async () => {
+        while (!stop) {
+          const app = pick(apps);
+          if (random() < 0.5) await mutate(app);
+          const result = await reconcileApp(
+            { namespace: app.namespace, name: app.name },
+            clean(),
+            new Date(),
+          );
+          runs.push({ app, result });
+        }
+      })();
+      const results = await hostileRenders(kube, cluster.kubeconfig, {
+        root: ROOT,
+        ceilingBytes: CEILING,
+        log,
+      }).finally(() => {
+        stop = true;
+      });
+      await wave;
+      // The wave's Apps converge to their heads (runs of the wave may have seen older ones).
+      for (const a of apps) await reconcileApp(a, clean(), new Date());
+      const violations = await checkWave(direct, apps, bystanders, runs, waveStart);
+      hostile.push({ results, runs: runs.length, violations });
+      for (const v of violations) log(`VIOLATION ${v.kind} ${v.app}: ${v.detail}`);
+      log(`hostile round ${i + 1}: ${runs.length} runs alongside, ${violations.length} violations`);
+    }
   } finally {
     await proxy?.stop();
     await slow?.stop();
@@ -425,13 +475,26 @@ async function main(): Promise<number> {
     rmSync(tmp, { recursive: true, force: true });
     cluster.stop();
   }
-  printSummary(tallies, slowLink);
+  printSummary(tallies, slowLink, hostile);
   const failed =
-    tallies.some((t) => t.violations.length > 0 || !t.settled) || slowLink.violations.length > 0;
+    tallies.some((t) => t.violations.length > 0 || !t.settled) ||
+    slowLink.violations.length > 0 ||
+    hostile.some((h) => h.violations.length > 0 || h.results.some((r) => !r.underCeiling));
   return failed ? 1 : 0;
 }
 
-function printSummary(tallies: readonly Tally[], slowLink: SlowLinkTally): void {
+/** One round of the hostile-render mode: each input's CLI run, and the wave run alongside. */
+interface HostileRound {
+  results: HostileResult[];
+  runs: number;
+  violations: Violation[];
+}
+
+function printSummary(
+  tallies: readonly Tally[],
+  slowLink: SlowLinkTally,
+  hostile: readonly HostileRound[],
+): void {
   const lines = ["", "soak summary", ""];
   for (const t of tallies) {
     const faults = Object.values(t.faults).reduce((a, b) => a + b, 0);
@@ -459,6 +522,15 @@ function printSummary(tallies: readonly Tally[], slowLink: SlowLinkTally): void 
       "",
     );
   }
+  hostile.forEach((h, i) => {
+    lines.push(
+      hostileTable(
+        `hostile renders, round ${i + 1} (CLI processes; ${h.runs} runs of the soak's Apps alongside, invariant violations: ${h.violations.length})`,
+        h.results,
+      ),
+      "",
+    );
+  });
   lines.push(`took ${((Date.now() - started) / 1000).toFixed(0)} s`);
   process.stdout.write(`${lines.join("\n")}\n`);
   process.stdout.write(

@@ -1,5 +1,6 @@
 // The shared vocabulary of every layer: object types and identity, errors, results, condition
 // reasons, canonical JSON, redaction of secret values. Imports nothing else of plumb's.
+export * from "./budget.ts";
 export * from "./dns.ts";
 export * from "./errors.ts";
 export * from "./json.ts";

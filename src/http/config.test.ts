@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseHttpConfig } from "./config.ts";
+import { httpSecrets, parseHttpConfig } from "./config.ts";
 
 const TOKEN = "s3cr3t-token-value-0123456789";
 
@@ -96,5 +96,34 @@ describe("parseHttpConfig", () => {
       "GITHUB_WEBHOOK_SECRET: expected a string",
     );
     expect(parseHttpConfig({ PLUMB_ALLOWED_DESTINATIONS: "*" }).allowedDestinations).toEqual(["*"]);
+  });
+});
+
+describe("httpSecrets", () => {
+  it("lists every secret value of the configuration and nothing else", () => {
+    const config = parseHttpConfig({
+      PLUMB_API_TOKENS: JSON.stringify([
+        { name: "ci", token: TOKEN, namespaces: ["team-a"] },
+        { name: "admin", token: `${TOKEN}-2` },
+      ]),
+      GITHUB_WEBHOOK_SECRET: "github-hook-secret",
+      GITLAB_WEBHOOK_TOKEN: "gitlab-hook-token",
+      GITEA_WEBHOOK_SECRET: "gitea-hook-secret",
+      PLUMB_SESSION_KEY: "k".repeat(32),
+      PLUMB_SLACK_SIGNING_SECRET: "slack-signing-secret",
+      PLUMB_SLACK_APPROVERS: JSON.stringify({ U0123ABCD: ["team-a"] }),
+      PLUMB_NAMESPACE: "plumb-system",
+      PLUMB_ALLOWED_DESTINATIONS: "team-a",
+    });
+    expect(httpSecrets(config)).toEqual([
+      "github-hook-secret",
+      "gitlab-hook-token",
+      "gitea-hook-secret",
+      "k".repeat(32),
+      "slack-signing-secret",
+      TOKEN,
+      `${TOKEN}-2`,
+    ]);
+    expect(httpSecrets(parseHttpConfig({}))).toEqual([]);
   });
 });

@@ -244,3 +244,19 @@ export function parseHttpConfig(env: Record<string, unknown>): HttpConfig {
   if (slack) config.slack = slack;
   return config;
 }
+
+/**
+ * The secret values of `config`: webhook secrets, API tokens, the session key and Slack's
+ * signing secret, for the process's redactor, so that nothing it logs, answers or posts (a pull
+ * request comment, a commit status) carries one, in any encoding the redactor detects.
+ */
+export function httpSecrets(config: HttpConfig): string[] {
+  return [
+    config.githubWebhookSecret,
+    config.gitlabWebhookToken,
+    config.giteaWebhookSecret,
+    config.sessionKey,
+    config.slack?.signingSecret,
+    ...config.apiTokens.map((t) => t.token),
+  ].filter((v): v is string => v !== undefined && v !== "");
+}

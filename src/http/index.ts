@@ -4,7 +4,7 @@ export type { AppSummary } from "./appview.ts";
 export { sourceOf, summarize } from "./appview.ts";
 export type { Caller } from "./auth.ts";
 export type { ApiToken, HttpConfig } from "./config.ts";
-export { DEFAULT_NAMESPACE, HTTP_ENV_VARS, parseHttpConfig } from "./config.ts";
+export { DEFAULT_NAMESPACE, HTTP_ENV_VARS, httpSecrets, parseHttpConfig } from "./config.ts";
 export type { Log } from "./errors.ts";
 export type { PushRef } from "./match.ts";
 export { appMatchesPush, normalizeRepoUrl, qualifyRef } from "./match.ts";

@@ -87,9 +87,10 @@ export interface HttpDeps {
   defer?(task: Promise<unknown>): void;
   /**
    * Previews a pull request for these Apps (diff, comment, commit status, Event), run by the
-   * webhook through {@link defer} after its 202. Absent: pull_request deliveries are ignored.
+   * webhook through {@link defer} after its 202; what it resolves to is not read. Absent:
+   * pull_request deliveries are ignored.
    */
-  previewPullRequest?(apps: PullRequestTarget[], pr: PullRequestEvent): Promise<void>;
+  previewPullRequest?(apps: PullRequestTarget[], pr: PullRequestEvent): Promise<unknown>;
   /** Posts a message to a Slack response_url (JSON). Absent: Slack answers are not sent. */
   slackRespond?(url: string, payload: Record<string, unknown>): Promise<void>;
 }

@@ -35,9 +35,10 @@ describe("createKubePort", () => {
       reason: "ServiceUnavailable",
       message: `GET /apis/plumb.dev/v1alpha1/namespaces/a/apps/b: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
     });
-    await expect(kube.resourceFor("apps/v1", "Deployment")).rejects.toMatchObject({
+    // A CRD's kind is discovered (a built-in one comes from the static table, no request).
+    await expect(kube.resourceFor("example.com/v1", "Widget")).rejects.toMatchObject({
       status: 503,
-      message: `GET /apis/apps/v1: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
+      message: `GET /apis/example.com/v1: connection refused (ECONNREFUSED 127.0.0.1:${port})`,
     });
     // Helm's .Capabilities (discovery) too: the cause, not a bare "unreachable".
     await expect(kube.capabilities?.()).rejects.toMatchObject({

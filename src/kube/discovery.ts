@@ -1,8 +1,10 @@
-// Discovery: group/version/kind → resource name and scope, cached like client-go's memcache
+// Discovery: group/version/kind → resource name and scope. Built-in kinds come from a static
+// table (builtin-resources.ts, no request); the others are cached like client-go's memcache
 // discovery (kept for a TTL, and one group-version re-read when a kind is not found).
 
 import { KubeApiError } from "../core/index.ts";
 import type { ResourceInfo } from "../reconcile/ports.ts";
+import { builtinResource } from "./builtin-resources.ts";
 import { unanswered } from "./request.ts";
 import type { KubeTransport } from "./transport.ts";
 
@@ -26,7 +28,8 @@ export function groupVersionPath(apiVersion: string): string {
 }
 
 /**
- * Looks up apiVersion+kind, reading /api(s)/<group-version> at most once per TTL, and once
+ * Looks up apiVersion+kind: a built-in kind from the static table (no request); any other by
+ * reading /api(s)/<group-version> at most once per TTL, and once
  * more when the kind is missing (a CRD established since the last read).
  * @param countGet called once per discovery request made (for request metrics)
  * @returns undefined when the API server does not serve that kind (404 group-version included)
@@ -39,6 +42,8 @@ export async function discover(
   now: number,
   countGet: () => void,
 ): Promise<ResourceInfo | undefined> {
+  const builtin = builtinResource(apiVersion, kind);
+  if (builtin) return builtin;
   const cached = cache.entries.get(apiVersion);
   if (cached && now - cached.at < cache.ttlMs) {
     const hit = cached.kinds.get(kind);

@@ -60,6 +60,8 @@ export interface RunContext {
   readonly healthChecks?: HealthChecks;
   /** The App's Lease, while the run holds it (takeLease); writes ensure it first. */
   readonly lease?: LeaseHold;
+  /** What one attempt of the run read once and shares between its steps (listAppsOnce). */
+  readonly memo?: RunMemo;
   /**
    * The rules the App follows: the process's settings until the run has read the cluster's
    * AppPolicies (withPolicy), then theirs.
@@ -67,6 +69,24 @@ export interface RunContext {
   readonly policy: EffectivePolicy;
   /** spec.source.helm.valuesFrom as this run read it (values-from.ts); absent: none. */
   readonly valuesFrom?: readonly HelmValuesRef[];
+}
+
+/** Reads one attempt of a run shares (the contexts derived from one runContext share it). */
+export interface RunMemo {
+  /** Every App of the cluster, as first listed by this attempt. */
+  apps?: Promise<App[]>;
+}
+
+/**
+ * Every App of the cluster, listed once per attempt of a run: the ownership check (the other
+ * Apps' inventories) and the dependants woken when the run made its App Ready read the same
+ * list. A dependant created since is not woken early: its own run waits for its slot, as it
+ * would had it been created a moment after this run.
+ */
+export function listAppsOnce(ctx: RunContext): Promise<App[]> {
+  if (!ctx.memo) return ctx.ports.kube.listApps();
+  ctx.memo.apps ??= ctx.ports.kube.listApps();
+  return ctx.memo.apps;
 }
 
 /** A Lease a run holds (lease.ts). */
@@ -78,6 +98,12 @@ export interface LeaseHold {
   ensure(): Promise<void>;
   /** Aborted (reason: LeaseLostError) once the Lease may be another's: writes carry it. */
   readonly signal: AbortSignal;
+  /**
+   * Says the run's App was written under the Lease by a write conditional on the
+   * resourceVersion the run read, that landed at the first try (trackInventory): the App had
+   * not changed, so no re-read of it is owed before the writes that follow (takeLease, 2).
+   */
+  confirm(): void;
 }
 
 /** The context of a run over `app`, its objects on the cluster it lives in (ports.kube). */
@@ -103,6 +129,7 @@ export function runContext(
     hint: options.source,
     departed: elsewhere,
     policy: effectivePolicy(undefined, ref.namespace, policySettings(ports)),
+    memo: {},
   };
 }
 

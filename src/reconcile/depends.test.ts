@@ -4,6 +4,7 @@ import type { AppStatus } from "../app/index.ts";
 import { runContext } from "./context.ts";
 import { checkDependencies, readyDependants } from "./depends.ts";
 import type { Ports } from "./index.ts";
+import { claimedByOthers } from "./ownership.ts";
 
 const now = new Date("2026-12-01T00:00:00Z");
 const ready: AppStatus = {
@@ -91,5 +92,20 @@ describe("readyDependants", () => {
     ]);
     expect(await readyDependants(ctx, ready, ready)).toEqual([]);
     expect(await readyDependants(ctx, {}, {})).toEqual([]);
+  });
+
+  it("reads the list of Apps the run's ownership check made, not a second one", async () => {
+    const { kube, ports } = setup([
+      ["team", "db", {}],
+      ["team", "web", { spec: { dependsOn: [{ name: "db" }] } }],
+    ]);
+    const ctx = runContext(kube.apps.get("team/db")!, ports, now);
+    await claimedByOthers(ctx);
+    expect(await readyDependants(ctx, {}, ready)).toEqual([{ namespace: "team", name: "web" }]);
+    expect(kube.calls.listApps).toEqual([undefined]);
+    // Another run (a fresh context) lists them anew.
+    const next = runContext(kube.apps.get("team/db")!, ports, now);
+    await readyDependants(next, {}, ready);
+    expect(kube.calls.listApps).toEqual([undefined, undefined]);
   });
 });

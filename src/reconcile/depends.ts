@@ -14,7 +14,7 @@ import {
   findCycle,
   readyTrue,
 } from "../plan/index.ts";
-import type { RunContext } from "./context.ts";
+import { listAppsOnce, type RunContext } from "./context.ts";
 
 /** How many Apps the search for a cycle reads at most (one GET each). */
 export const MAX_DEPENDENCY_READS = 100;
@@ -89,7 +89,8 @@ function invalid(message: string): Failure {
 
 /**
  * The Apps that depend on this one, when this run made it Ready (Ready was not True before
- * and is now): one list of the Apps. Their runs need not wait for their slot.
+ * and is now): one list of the Apps, or the one this run made already (listAppsOnce). Their
+ * runs need not wait for their slot.
  */
 export async function readyDependants(
   ctx: RunContext,
@@ -97,5 +98,5 @@ export async function readyDependants(
   after: App["status"],
 ): Promise<NamespacedName[]> {
   if (readyTrue(before?.conditions) || !readyTrue(after?.conditions)) return [];
-  return dependantsOf(await ctx.ports.kube.listApps(), ctx.ref);
+  return dependantsOf(await listAppsOnce(ctx), ctx.ref);
 }

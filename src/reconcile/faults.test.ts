@@ -271,7 +271,8 @@ describe("a run that fails for good records it", () => {
     };
     const r = await reconcileApp(REF, ports, t0);
     expect(r).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
-    expect(kube.calls.getApp).toHaveLength(3); // the run, the Lease's re-read, the 409's check
+    // The run and the 409's check: the tracking write that landed stands for a re-read.
+    expect(kube.calls.getApp).toHaveLength(2);
     expect(kube.events.filter((e) => e.reason === "Applied")).toHaveLength(1);
   });
 
@@ -366,6 +367,47 @@ describe("a stale run never applies over a newer one", () => {
     expect(applied).toEqual(["base"]);
     expect(live(kube)).toEqual(["base"]);
     expect(status(kube).revision).toBe(C);
+  });
+});
+
+describe("the App known unchanged under the Lease", () => {
+  it("a first sync reads the App once: its inventory tracking write, conditional, stands for the re-read", async () => {
+    const { kube, ports } = setup();
+    const r = await reconcileApp(REF, ports, t0);
+    expect(r).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(kube.calls.getApp).toEqual(["team-a/web"]);
+  });
+
+  it("a run with nothing new to track re-reads the App before its first apply: changed meanwhile, it starts over and applies nothing old", async () => {
+    const { kube, head, ports, time } = setup();
+    await reconcileApp(REF, ports, t0);
+    head.sha = C; // A stale run resolves C (base changed, nothing new)...
+    kube.setLease("team-a", "plumb-app-web", { holder: "other", expiresAt: time.now + 8_000 });
+    const sleep = ports.sleep!;
+    let other: Promise<unknown> | undefined;
+    ports.sleep = async (ms) => {
+      // ...while it waits, B lands and another run applies it.
+      other ??= (async () => {
+        head.sha = B;
+        kube.setLease("team-a", "plumb-app-web", undefined);
+        await reconcileApp(REF, { ...ports, sleep, holder: "other" }, later(61));
+      })();
+      await other;
+      await sleep(ms);
+    };
+    const applied: string[] = [];
+    const apply = kube.apply.bind(kube);
+    kube.apply = async (obj, opts) => {
+      applied.push(`${obj.metadata.name}=${JSON.stringify(obj["data"])}`);
+      return apply(obj, opts);
+    };
+    const stale = await reconcileApp(REF, ports, later(60));
+    expect(stale).toMatchObject({ outcome: "Reconciled", revision: B, syncStatus: "Synced" });
+    // C's base was never applied: the stale run's re-read found the App moved, and it started
+    // over from B.
+    expect(applied).toEqual(['extra={"k":"extra"}']);
+    expect(live(kube)).toEqual(["base", "extra"]);
+    expect(status(kube).revision).toBe(B);
   });
 });
 

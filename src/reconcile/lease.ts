@@ -1,5 +1,6 @@
 // The per-App Lease: two overlapping runs never interleave their writes, a run whose Lease may
-// have passed to another stops before writing, and a run that waited re-reads the App first.
+// have passed to another stops before writing, and a run knows the App unchanged since it read
+// it before its first write.
 import type { App } from "../app/index.ts";
 import { KubeApiError, nameOf, transientStatus } from "../core/index.ts";
 import type { LeaseHold, RunContext } from "./context.ts";
@@ -71,6 +72,12 @@ export function leaseName(app: App): string {
 export interface HeldLease {
   /** The run's context with `cluster` writes and `lease` fenced by the Lease. */
   readonly ctx: RunContext;
+  /**
+   * Resolves once the App is known unchanged since the run read it (takeLease, 2): at once
+   * when that is known already, else after one re-read of it. Throws StaleRunError when it
+   * changed (the caller releases the Lease as always).
+   */
+  verify(): Promise<void>;
   /** Stops renewing and releases the Lease (never throws: a failed release only delays others). */
   release(): Promise<void>;
 }
@@ -82,9 +89,13 @@ export interface HeldLease {
  *    that is sooner; a holder that is gone (crashed, release failed) costs at most
  *    LEASE_SECONDS; a live holder at most WAIT_MS, then LeaseBusyError. An attempt that fails
  *    transiently (a create the transport does not resend) is one more attempt;
- * 2. re-read the App: when its resourceVersion moved since the run read it (another run
- *    applied and recorded, the spec changed), StaleRunError — a stale run never applies what
- *    it resolved over what another run applied;
+ * 2. know that the App is unchanged since the run read it: when its resourceVersion moved
+ *    (another run applied and recorded, the spec changed), StaleRunError — a stale run never
+ *    applies what it resolved over what another run applied. Proof is one re-read of the App
+ *    (`verify()`), made here unless `lazy`; a lazy caller (the apply step) verifies before its
+ *    first write, and a status write conditional on that resourceVersion under the Lease
+ *    (trackInventory, which a run that creates objects makes anyway) stands for the re-read
+ *    (`confirm()`);
  * 3. from then on `ctx.cluster` writes (apply, delete) and `ctx.lease` are fenced: the Lease is
  *    renewed every RENEW_MS (in the background and before a write that finds it due), and a
  *    write when the last renewal was sent more than VALID_MS ago throws LeaseLostError.
@@ -94,9 +105,14 @@ export interface HeldLease {
  * 4. `release()` releases it, retried (by the transport; by the loop after an immediate
  *    failure); a release that fails for good only delays the next run by LEASE_SECONDS.
  * Each run has its own holder identity (`ports.holder` and a random suffix).
- * Cost: 1 create + 1 App read + 1 delete for an uncontended run shorter than RENEW_MS.
+ * Cost: 1 create + 1 delete for an uncontended run shorter than RENEW_MS, and 1 App read
+ * unless a conditional status write confirmed the App first.
+ * @param options.lazy leave step 2 to the caller (`verify()` before its first write)
  */
-export async function takeLease(ctx: RunContext): Promise<HeldLease> {
+export async function takeLease(
+  ctx: RunContext,
+  options: { lazy?: boolean } = {},
+): Promise<HeldLease> {
   const { app, ports } = ctx;
   const ns = app.metadata.namespace;
   const name = leaseName(app);
@@ -110,16 +126,19 @@ export async function takeLease(ctx: RunContext): Promise<HeldLease> {
     hold.stop();
     await letGo(ports, ns, name, holder, clock, sleep);
   };
-  try {
-    const fresh = await ports.kube.getApp(ns, app.metadata.name);
-    if (fresh?.metadata.resourceVersion !== app.metadata.resourceVersion) {
-      throw new StaleRunError(app);
+  if (!options.lazy) {
+    try {
+      await hold.verify();
+    } catch (e) {
+      await release();
+      throw e;
     }
-  } catch (e) {
-    await release();
-    throw e;
   }
-  return { ctx: { ...ctx, cluster: fenced(ctx.cluster, hold), lease: hold }, release };
+  return {
+    ctx: { ...ctx, cluster: fenced(ctx.cluster, hold), lease: hold },
+    verify: () => hold.verify(),
+    release,
+  };
 }
 
 /** Takes the Lease; resolves to the clock reading just before the attempt that took it. */
@@ -204,6 +223,8 @@ class Hold implements LeaseHold {
   private readonly lease: { ns: string; name: string; holder: string };
   private readonly clock: () => number;
   private readonly app: App;
+  /** The check that the App is unchanged since the run read it (takeLease, 2), once made. */
+  private fresh: Promise<void> | undefined;
 
   constructor(
     ports: Ports,
@@ -241,6 +262,22 @@ class Hold implements LeaseHold {
 
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  confirm(): void {
+    this.fresh ??= Promise.resolve();
+  }
+
+  /** Re-reads the App once; StaleRunError when its resourceVersion moved since the run read it. */
+  verify(): Promise<void> {
+    this.fresh ??= (async () => {
+      const { metadata } = this.app;
+      const fresh = await this.ports.kube.getApp(metadata.namespace, metadata.name);
+      if (fresh?.metadata.resourceVersion !== metadata.resourceVersion) {
+        throw new StaleRunError(this.app);
+      }
+    })();
+    return this.fresh;
   }
 
   private expired(): boolean {

@@ -2,7 +2,7 @@
 // the index the runs of one tick share).
 import type { App, InventoryEntry } from "../app/index.ts";
 import { nameOf, refKey } from "../core/index.ts";
-import type { RunContext } from "./context.ts";
+import { listAppsOnce, type RunContext } from "./context.ts";
 import type { InventoryIndex, KubePort } from "./ports.ts";
 
 /**
@@ -19,7 +19,7 @@ export async function claimedByOthers(
 ): Promise<Map<string, string[]>> {
   const apps = ctx.ports.inventories
     ? await ctx.ports.inventories.claims(ctx.ports.kube)
-    : claimsOf(await ctx.ports.kube.listApps());
+    : claimsOf(await listAppsOnce(ctx));
   const self = ctx.app.metadata.uid ?? nameOf(ctx.ref);
   const prefix = clusterPrefix(server);
   const owners = new Map<string, string[]>();

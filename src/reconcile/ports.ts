@@ -19,6 +19,7 @@ import type {
   ManagedFieldsEntry,
   ObjectRef,
   Redactor,
+  RunBudget,
   SourceFile,
 } from "../core/index.ts";
 import type { ClusterCapabilities, RenderEngines, RepoFile } from "../render/index.ts";
@@ -315,6 +316,11 @@ export interface Ports {
   git: GitPort;
   image?: ImagePort;
   charts?: ChartPort;
+  /**
+   * The run's memory ceiling and the caps derived from it (PLUMB_MAX_RUN_MEMORY; absent:
+   * runBudget(), 512 MiB): engine output and parse caps here, the Git caps in the GitPort.
+   */
+  budget?: RunBudget;
   /** Kustomize and Helm engines (absent ones refuse such sources with a clear message). */
   engines?: RenderEngines;
   notify?: NotifyPort;

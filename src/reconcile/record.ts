@@ -168,12 +168,17 @@ export async function recordRun(
  * it, `rebase` (if given) makes the status to write over the fresh App, which is written in
  * its place — else the 409 is thrown. At most STATUS_ATTEMPTS writes.
  * @param rebase the status to write instead over `fresh`, the App another writer changed
+ * @param options.exact only a write that lands on the resourceVersion of `ctx.app` is a
+ *   success (a 409 is still sent again when the App did not move): the result then proves
+ *   that no one else wrote the App since the run read it. An App already carrying this status
+ *   is a 409 thrown, since another run may have written the same status.
  * @returns the App as stored after the write
  */
 export async function writeStatusChecked(
   ctx: RunContext,
   status: AppStatus,
   rebase?: (fresh: App) => AppStatus,
+  options: { exact?: boolean } = {},
 ): Promise<App> {
   const kube = ctx.ports.kube;
   let app = ctx.app;
@@ -189,10 +194,10 @@ export async function writeStatusChecked(
     } catch (e) {
       if (!(e instanceof KubeApiError) || e.status !== 409 || attempt >= STATUS_ATTEMPTS) throw e;
       const fresh = await kube.getApp(ctx.ref.namespace, ctx.ref.name);
-      if (fresh?.status && sameRecord(fresh.status, next)) return fresh;
+      if (!options.exact && fresh?.status && sameRecord(fresh.status, next)) return fresh;
       if (fresh?.metadata.resourceVersion === app.metadata.resourceVersion) {
         ctx.ports.log?.({ app: ctx.id, msg: "status write conflicted with no change; again" });
-      } else if (fresh && rebase) {
+      } else if (fresh && rebase && !options.exact) {
         app = fresh;
         next = rebase(fresh);
       } else throw e;

@@ -1,7 +1,7 @@
 // Kustomize overlays and Helm charts to parsed objects through the injected engines.
 // The loop's only contact with the engines; what goes in and out is built in src/render.
 import type { AppSpec } from "../app/index.ts";
-import { err, FailureReason, type Issue, type Result } from "../core/index.ts";
+import { err, FailureReason, type Issue, type Result, runBudget } from "../core/index.ts";
 import type { Failure } from "../plan/index.ts";
 import {
   EngineError,
@@ -11,7 +11,6 @@ import {
   helmRequestFromRepo,
   kustomizeRequest,
   lookupEnabled,
-  MAX_RENDER_OUTPUT_BYTES,
   type ParsedObject,
   parseHelmOutput,
   parseKustomizeOutput,
@@ -47,6 +46,7 @@ export async function renderWithEngine(
   source: EngineSource,
 ): Promise<Result<ParsedObject[], Issue[]>> {
   const engines = ctx.ports.engines;
+  const budget = ctx.ports.budget ?? runBudget();
   const where = source.kind === "chart" ? chartName(spec) : source.path === "" ? "." : source.path;
   try {
     if (source.kind === "kustomize") {
@@ -57,7 +57,12 @@ export async function renderWithEngine(
         );
       }
       const output = await engines.kustomize(
-        kustomizeRequest(source.files, source.path, spec.source.kustomize, MAX_RENDER_OUTPUT_BYTES),
+        kustomizeRequest(
+          source.files,
+          source.path,
+          spec.source.kustomize,
+          budget.maxRenderOutputBytes,
+        ),
       );
       return parseKustomizeOutput(source.path, output);
     }
@@ -67,7 +72,7 @@ export async function renderWithEngine(
       releaseName: spec.source.helm?.releaseName ?? ctx.app.metadata.name,
       namespace: spec.destination.namespace ?? ctx.app.metadata.namespace,
       capabilities: ctx.cluster.capabilities ? await ctx.cluster.capabilities() : undefined,
-      maxOutputBytes: MAX_RENDER_OUTPUT_BYTES,
+      maxOutputBytes: budget.maxRenderOutputBytes,
       lookup: lookupEnabled(spec.source.helm),
       valuesFrom: ctx.valuesFrom,
     };
@@ -86,9 +91,10 @@ export async function renderWithEngine(
     }
     const parsed = parseHelmOutput(
       await renderHelm(ctx, (r) => helm.call(engines, r), request, helmContext.namespace),
+      budget,
     );
     if (!parsed.ok) return parsed;
-    return postRender(engines, spec, parsed.value, where);
+    return postRender(engines, spec, parsed.value, where, budget.maxRenderOutputBytes);
   } catch (e) {
     if (!(e instanceof EngineError)) throw e;
     const prefix =
@@ -127,6 +133,7 @@ async function postRender(
   spec: AppSpec,
   objects: ParsedObject[],
   where: string,
+  maxOutputBytes: number,
 ): Promise<Result<ParsedObject[], Issue[]>> {
   const postRenderers = spec.source.helm?.postRenderers ?? [];
   if (postRenderers.length === 0) return { ok: true, value: objects };
@@ -138,7 +145,7 @@ async function postRender(
   for (let current of streams) {
     for (const postRenderer of postRenderers) {
       const output = await engines.kustomize(
-        postRenderRequest(current, postRenderer, MAX_RENDER_OUTPUT_BYTES),
+        postRenderRequest(current, postRenderer, maxOutputBytes),
       );
       const next = postRenderedObjects(current, output);
       if (!next.ok) return next;

@@ -88,12 +88,20 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
   let ctx = run.ctx;
   let held: HeldLease | undefined;
   let leased = false;
-  /** Before a write: the Lease, when the plan holds one and this is the first write. */
-  const writing = async (): Promise<void> => {
-    if (!plan.lease || leased) return;
+  /**
+   * Before a write: the Lease, when the plan holds one and this is the first write, and the
+   * proof that the App is unchanged since the run read it (takeLease, 2) — left to the caller
+   * when `lazy` (the apply step, whose inventory tracking write may give that proof).
+   */
+  const writing = async (lazy = false): Promise<void> => {
+    if (!plan.lease) return;
+    if (leased) {
+      if (!lazy) await held?.verify();
+      return;
+    }
     leased = true;
     try {
-      held = await takeLease(ctx);
+      held = await takeLease(ctx, { lazy });
       ctx = held.ctx;
     } catch (e) {
       // In a terminating namespace no Lease can be created, by this run or any other, so none
@@ -189,14 +197,18 @@ export async function carryOut(run: PreparedRun): Promise<RunLine> {
       }
 
       // 15. Apply: what changed (or stop: a host conflict, an unreachable former destination),
-      //     tracked in status first (trackInventory), applied, then prune and health.
+      //     tracked in status first (trackInventory, whose conditional write also proves the App
+      //     unchanged under the Lease), applied, then prune and health.
       if (plan.apply && desired) {
-        await writing();
+        // Pruning a former destination writes before anything is tracked: the proof first.
+        await writing(ctx.departed.length === 0);
         const sync = await planSync(ctx, desired, plan.apply);
         dnsObjects = undefined;
         if ("stopped" in sync) draft = merge(draft, sync.stopped);
         else {
           ctx = await trackInventory(ctx, sync.plan.toApply);
+          // A re-read of the App only when the tracking write did not prove it unchanged.
+          await held?.verify();
           const synced = await applyAndPrune(ctx, desired, plan.apply, sync.plan);
           draft = merge(draft, synced.outcome);
           dnsObjects = synced.dns;

@@ -162,6 +162,42 @@ describe("prepareTakeover", () => {
     });
   });
 
+  it("reads the objects new to the App with one list per kind and namespace holding several, a GET for any other", async () => {
+    const { ctx, kube } = await setup([cm("by-helm"), cm("elsewhere")]);
+    const svc: KubeObject = {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "web", namespace: "team-a" },
+    };
+    const before = kube.requestCounts();
+    const out = await prepareTakeover(ctx, [cm("by-helm"), cm("a"), cm("b"), svc], false);
+    const after = kube.requestCounts();
+    expect([after.list - before.list, after.get - before.get]).toEqual([1, 1]);
+    // What the list found decides as a GET's answer would.
+    expect([...out.refused.keys()]).toEqual(["/ConfigMap/team-a/by-helm"]);
+    expect(out.apply.map((o) => o.metadata.name)).toEqual(["a", "b", "web"]);
+  });
+
+  it("a list that fails refuses each object it was read for, with the API server's message; Secrets are read one by one", async () => {
+    const { ctx, kube } = await setup([]);
+    kube.fail.list = new KubeApiError(
+      403,
+      "Forbidden",
+      'configmaps is forbidden: cannot list "configmaps"',
+    );
+    const second = { ...password, metadata: { ...password.metadata, name: "other-postgres" } };
+    const before = kube.requestCounts();
+    const out = await prepareTakeover(ctx, [cm("a"), cm("b"), password, second], false);
+    const after = kube.requestCounts();
+    expect(Object.fromEntries(out.refused)).toEqual({
+      "/ConfigMap/team-a/a": 'configmaps is forbidden: cannot list "configmaps"',
+      "/ConfigMap/team-a/b": 'configmaps is forbidden: cannot list "configmaps"',
+    });
+    // The failed list is not counted by the fake; the two Secrets are a GET each.
+    expect(after.get - before.get).toBe(2);
+    expect(out.apply.map((o) => o.metadata.name)).toEqual(["shop-postgres", "other-postgres"]);
+  });
+
   it("an object whose kind is not served yet (its CRD is in the same render) is absent, not refused", async () => {
     const { ctx, kube } = await setup([]);
     kube.unknownKinds.add("Widget");

@@ -46,8 +46,9 @@ const SELECTOR_KINDS = new Set([
 
 /**
  * Reads the live form of each desired object that may exist without being this App's — one not
- * in the inventory (a GET each, so the first sync of M objects costs M reads more), an
- * apply-if-absent one, and with `adopt` every workload (its live selector) — and decides:
+ * in the inventory, an apply-if-absent one, and with `adopt` every workload (its live
+ * selector): one list per kind and namespace holding LIST_FROM or more of them, a GET for
+ * each other (readLive) — and decides:
  * - apply-if-absent (plumb.dev/ssa: IfNotPresent, plumb.dev/generate) and present: not applied,
  *   whoever made it (a Secret of one's own replaces a generated one);
  * - labelled for another plumb App: refused, naming it (adopt does not take from another App);
@@ -70,23 +71,25 @@ export async function prepareTakeover(
 ): Promise<Takeover> {
   const out: Takeover = { apply: [], present: new Map(), refused: new Map(), adopted: [] };
   const known = new Set(ctx.inventory.map(refKey));
+  const looked = objects.filter((desired) => {
+    const ref = refOf(desired);
+    const ifAbsent = applyOnlyIfAbsent(desired);
+    const workload = SELECTOR_KINDS.has(`${groupOf(ref.apiVersion)}/${ref.kind}`);
+    return (
+      desired.kind !== "Namespace" && (!known.has(refKey(ref)) || ifAbsent || (adopt && workload))
+    );
+  });
+  const read = await readLive(ctx, looked.map(refOf));
   for (const desired of objects) {
     const ref = refOf(desired);
     const key = refKey(ref);
     const ifAbsent = applyOnlyIfAbsent(desired);
-    const workload = SELECTOR_KINDS.has(`${groupOf(ref.apiVersion)}/${ref.kind}`);
-    const look =
-      desired.kind !== "Namespace" && (!known.has(key) || ifAbsent || (adopt && workload));
-    let live: KubeObject | undefined;
-    try {
-      live = look ? await ctx.cluster.get(ref) : undefined;
-    } catch (e) {
-      // A kind not served yet (its CRD is in this render, applied first) has no objects.
-      if (!(e instanceof KubeApiError && e.status === 404)) {
-        out.refused.set(key, e instanceof Error ? e.message : String(e));
-        continue;
-      }
+    const found = read.get(key);
+    if (found instanceof Error) {
+      out.refused.set(key, found.message);
+      continue;
     }
+    let live: KubeObject | undefined = found;
     if (live && ifAbsent) {
       ctx.ports.redactor?.addSecretsOf([live]);
       out.present.set(key, live);
@@ -128,6 +131,65 @@ export async function prepareTakeover(
     out.apply.push(adopt ? keepLiveSelector(desired, live) : desired);
   }
   return out;
+}
+
+/**
+ * Desired objects of one kind in one namespace from which one list, rather than a GET each,
+ * reads the live forms: a first sync of M objects of K kinds then costs K reads, not M.
+ */
+export const LIST_FROM = 2;
+
+/**
+ * The live form of each of `refs` (refKey → the object; absent: it does not exist; an Error:
+ * why it could not be read). Refs of one apiVersion and kind in one namespace, LIST_FROM or
+ * more, are read with one list of that namespace (every object of the kind there, as one
+ * consistent snapshot); any other ref, and every Secret, with a GET. A kind not served yet (its CRD is in this
+ * render, applied first) has no objects.
+ */
+async function readLive(
+  ctx: RunContext,
+  refs: readonly ObjectRef[],
+): Promise<Map<string, KubeObject | Error | undefined>> {
+  const out = new Map<string, KubeObject | Error | undefined>();
+  const groups = new Map<string, ObjectRef[]>();
+  for (const ref of refs) {
+    // A list of Secrets would read every Secret of the namespace: each of the App's is read alone.
+    if (!ref.namespace || (ref.kind === "Secret" && ref.apiVersion === "v1")) continue;
+    const group = `${ref.apiVersion}\u0000${ref.kind}\u0000${ref.namespace}`;
+    groups.set(group, [...(groups.get(group) ?? []), ref]);
+  }
+  const listed = new Set<string>();
+  for (const group of groups.values()) {
+    if (group.length < LIST_FROM) continue;
+    const { apiVersion, kind, namespace } = group[0]!;
+    let items: KubeObject[] | Error;
+    try {
+      items = await ctx.cluster.list(apiVersion, kind, "", namespace);
+    } catch (e) {
+      items = e instanceof KubeApiError && e.status === 404 ? [] : asError(e);
+    }
+    const byName = new Map(
+      items instanceof Error ? [] : items.map((o) => [o.metadata.name, o] as const),
+    );
+    for (const ref of group) {
+      out.set(refKey(ref), items instanceof Error ? items : byName.get(ref.name));
+      listed.add(refKey(ref));
+    }
+  }
+  for (const ref of refs) {
+    const key = refKey(ref);
+    if (listed.has(key)) continue;
+    try {
+      out.set(key, await ctx.cluster.get(ref));
+    } catch (e) {
+      out.set(key, e instanceof KubeApiError && e.status === 404 ? undefined : asError(e));
+    }
+  }
+  return out;
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 /** spec.adopt of the run's App (its spec validated before any step that asks). */

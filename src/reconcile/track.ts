@@ -13,7 +13,10 @@ import { writeStatusChecked } from "./record.ts";
  * and Argo CD keep their inventories elsewhere, plumb's lives in status). The new entries are
  * placed on the run's destination, and status.objectHash is cleared (the applied
  * set is not known until the final write, which trims the inventory to what the run owns and
- * records the hash again). Cost: one status write per run that adds objects.
+ * records the hash again). Cost: one status write per run that adds objects. The write is
+ * exact (writeStatusChecked): landing on the resourceVersion the run read, it proves the App
+ * unchanged under the Lease and stands for the re-read of it (takeLease, 2); a 409 from
+ * another writer, or from this write landed with its answer lost, starts the run over.
  * @returns the context with the App as stored after the write (or `ctx` when nothing was added)
  */
 export async function trackInventory(
@@ -35,6 +38,7 @@ export async function trackInventory(
   const { objectHash: _applied, ...rest } = stored;
   const status = { ...rest, inventory };
   if (clusters) status.clusters = clusters;
-  const app = await writeStatusChecked(ctx, status);
+  const app = await writeStatusChecked(ctx, status, undefined, { exact: true });
+  ctx.lease?.confirm();
   return { ...ctx, app };
 }

@@ -1,7 +1,7 @@
 // Helm sources: a chart (from a repository tree or a packaged .tgz) and spec.source.helm to the
 // engine's request, and the rendered templates back to parsed objects. Pure.
 import type { HelmOptions } from "../app/index.ts";
-import { err, type Issue, ok, type Result } from "../core/index.ts";
+import { err, type Issue, ok, type Result, type RunBudget } from "../core/index.ts";
 import type {
   ClusterCapabilities,
   HelmOutput,
@@ -107,10 +107,14 @@ function baseRequest(
 
 /**
  * Parses the rendered templates (origin "<chart>/templates/x.yaml:<line>") and drops hooks
- * that never run in a sync (Helm tests and the like; see hooks.ts).
+ * that never run in a sync (Helm tests and the like; see hooks.ts). `budget`: the parse caps
+ * (parseManifests; default runBudget()).
  */
-export function parseHelmOutput(output: HelmOutput): Result<ParsedObject[], Issue[]> {
-  const parsed = parseManifests(output.manifests);
+export function parseHelmOutput(
+  output: HelmOutput,
+  budget?: RunBudget,
+): Result<ParsedObject[], Issue[]> {
+  const parsed = parseManifests(output.manifests, budget);
   return parsed.ok ? ok(dropSkippedHooks(parsed.value)) : parsed;
 }
 

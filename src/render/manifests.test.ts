@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { runBudget } from "../core/index.ts";
 import {
   decodedObjects,
   MAX_DOCUMENT_BYTES,
@@ -57,5 +58,45 @@ describe("one object's size cap", () => {
     }
     const small = decodedObjects([{ origin: "x:1", value: { ...value, data: { a: "1" } } }]);
     expect(small.ok).toBe(true);
+  });
+});
+
+describe("parseManifests under a memory ceiling", () => {
+  const configMap = (name: string, keys: number) =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n${Array.from({ length: keys }, (_, i) => `  k${i}: "v"\n`).join("")}`;
+  const small = runBudget(64 * 1024 * 1024);
+
+  it("stops a document past the token cap before its tree is built, naming the cap and PLUMB_MAX_RUN_MEMORY", () => {
+    // 10,000 keys are 70,000 lexemes, over 65,536 (64 MiB / 1 KiB); the default ceiling allows them.
+    const files = [
+      { path: "cm.yaml", content: `${configMap("a", 1)}---\n${configMap("b", 10_000)}` },
+    ];
+    expect(parseManifests(files).ok).toBe(true);
+    const r = parseManifests(files, small);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error).toHaveLength(1);
+    expect(r.error[0]).toMatchObject({ code: "TooLarge" });
+    expect(r.error[0]?.path).toMatch(/^cm\.yaml:\d+$/);
+    expect(Number(r.error[0]?.path.split(":")[1])).toBeGreaterThan(8);
+    expect(r.error[0]?.message).toBe(
+      "a document of more than 65536 YAML tokens (keys, values, indicators, indentation) is over the 65536-token cap (PLUMB_MAX_RUN_MEMORY / 1 KiB, of 67108864 bytes) on one document: its tree would take the run past PLUMB_MAX_RUN_MEMORY",
+    );
+  });
+
+  it("counts the tokens of every file of one render against the render's cap", () => {
+    // 15 files of 3,000 keys: each under the document cap, 315,000 lexemes in all (cap 262,144).
+    const files = Array.from({ length: 15 }, (_, i) => ({
+      path: `cm${i}.yaml`,
+      content: configMap(`c${i}`, 3_000),
+    }));
+    expect(parseManifests(files.slice(0, 10), small).ok).toBe(true);
+    const r = parseManifests(files, small);
+    expect(r.ok ? [] : r.error.map((i) => [i.code, i.path.split(":")[0]])).toEqual([
+      ["TooLarge", "cm12.yaml"],
+    ]);
+    expect(r.ok ? "" : r.error[0]?.message).toContain(
+      "over the 262144-token cap (PLUMB_MAX_RUN_MEMORY / 256 bytes, of 67108864 bytes) on one render",
+    );
   });
 });

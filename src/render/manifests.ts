@@ -1,12 +1,15 @@
 // Manifest parsing: YAML/JSON files from a source to plain objects, with file and line for errors.
-import { type Document, LineCounter, parseAllDocuments } from "yaml";
+import { Composer, type Document, Lexer, LineCounter, Parser } from "yaml";
 import {
+  capText,
   err,
   type Issue,
   isRecord,
   type KubeObject,
   ok,
   type Result,
+  type RunBudget,
+  runBudget,
   type SourceFile,
 } from "../core/index.ts";
 import { documentToJson, KUBECTL_YAML_OPTIONS, YamlValueError } from "./kubectl-yaml.ts";
@@ -29,11 +32,19 @@ export interface ParsedObject {
  * kubectl's document splitter cannot read either), or is not an object with apiVersion, kind
  * and metadata.name, fails the whole result (all issues listed, code InvalidManifest, `path` =
  * "file:line"), so that a broken commit never renders a partial set (and so never prunes).
- * A document over MAX_DOCUMENT_BYTES is refused (TooLarge) before it is parsed.
+ * A document over MAX_DOCUMENT_BYTES is refused (TooLarge) before it is parsed. Documents are
+ * parsed one at a time (each tree is dropped once converted), and the parser's tokens are
+ * counted as they come: a document over `budget.maxDocumentTokens`, or all of them over
+ * `budget.maxRenderTokens`, stops the parse (TooLarge naming the cap and PLUMB_MAX_RUN_MEMORY)
+ * before the tree that would cost the memory is built.
  */
-export function parseManifests(files: readonly SourceFile[]): Result<ParsedObject[], Issue[]> {
+export function parseManifests(
+  files: readonly SourceFile[],
+  budget: RunBudget = runBudget(),
+): Result<ParsedObject[], Issue[]> {
   const objects: ParsedObject[] = [];
   const issues: Issue[] = [];
+  const tokens = { render: 0 };
   for (const file of files) {
     // Checked on the text before the YAML parser builds its tree: the tree of a 14 MB document
     // costs well over a gigabyte, for an object the API server would refuse anyway.
@@ -47,18 +58,32 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
       continue;
     }
     const lines = new LineCounter();
-    const docs = parseAllDocuments(file.content, { ...KUBECTL_YAML_OPTIONS, lineCounter: lines });
-    const list = Array.isArray(docs) ? docs : [docs];
     const json = isJsonText(file.content);
-    for (const doc of list) {
-      const at = (offset: number) => `${file.path}:${lines.linePos(offset).line}`;
+    const at = (offset: number) => `${file.path}:${lines.linePos(offset).line}`;
+    const docs = documents(file.content, lines, budget, tokens);
+    for (;;) {
+      let next: IteratorResult<Document.Parsed>;
+      try {
+        next = docs.next();
+      } catch (e) {
+        if (!(e instanceof TokenCapError)) throw e;
+        issues.push({ code: "TooLarge", path: at(e.offset), message: e.message });
+        return err(issues);
+      }
+      if (next.done) break;
+      const doc = next.value;
       const first = doc.errors[0];
       if (first) {
-        // The first error of a document; the ones after it are usually its echoes.
+        // The first error of a document; the ones after it are usually its echoes. Its
+        // position as the yaml package's parseAllDocuments words it (prettifyError).
+        const message =
+          first.pos[0] === -1
+            ? first.message
+            : `${first.message} at line ${lines.linePos(first.pos[0]).line}, column ${lines.linePos(first.pos[0]).col}`;
         issues.push({
           code: "InvalidManifest",
           path: at(first.pos[0]),
-          message: firstLine(first.message),
+          message: firstLine(message),
         });
         continue;
       }
@@ -91,6 +116,59 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
     }
   }
   return issues.length > 0 ? err(issues) : ok(objects);
+}
+
+/** The parse stopped at a token cap: the message names the cap; `offset` is where it stopped. */
+class TokenCapError extends Error {
+  readonly offset: number;
+  constructor(message: string, offset: number) {
+    super(message);
+    this.offset = offset;
+  }
+}
+
+/**
+ * The documents of `text`, one at a time, as the yaml package's parseAllDocuments composes
+ * them (same lexer, parser and composer, driven one lexeme at a time), counting lexemes: past
+ * budget.maxDocumentTokens since the last document, or budget.maxRenderTokens in all
+ * (`tokens.render`, shared by the files of one render), throws TokenCapError.
+ */
+function* documents(
+  text: string,
+  lines: LineCounter,
+  budget: RunBudget,
+  tokens: { render: number },
+): Generator<Document.Parsed> {
+  const parser = new Parser(lines.addNewLine);
+  lines.addNewLine(0); // as Parser.parse does before its first lexeme
+  const composer = new Composer(KUBECTL_YAML_OPTIONS);
+  let offset = 0;
+  let inDocument = 0;
+  for (const lexeme of new Lexer().lex(text)) {
+    offset += lexeme.length;
+    inDocument++;
+    tokens.render++;
+    if (inDocument > budget.maxDocumentTokens) {
+      throw new TokenCapError(
+        `a document of more than ${budget.maxDocumentTokens} YAML tokens (keys, values, indicators, indentation) is over ${capText(budget, "maxDocumentTokens")} on one document: its tree would take the run past PLUMB_MAX_RUN_MEMORY`,
+        Math.max(0, offset - lexeme.length),
+      );
+    }
+    if (tokens.render > budget.maxRenderTokens) {
+      throw new TokenCapError(
+        `the render holds more than ${budget.maxRenderTokens} YAML tokens in all, over ${capText(budget, "maxRenderTokens")} on one render: parsing it would take the run past PLUMB_MAX_RUN_MEMORY`,
+        Math.max(0, offset - lexeme.length),
+      );
+    }
+    for (const cst of parser.next(lexeme)) {
+      for (const doc of composer.next(cst)) {
+        inDocument = 0;
+        yield doc as Document.Parsed;
+      }
+    }
+  }
+  for (const cst of parser.end()) yield* composer.next(cst) as Iterable<Document.Parsed>;
+  yield* composer.end() as Iterable<Document.Parsed>;
 }
 
 /**

@@ -17,6 +17,7 @@ describe("parseRuntimeConfig", () => {
       concurrency: 4,
       ingress: {},
       allowInsecureDestinations: false,
+      maxRunMemory: 512 * 1024 * 1024,
     });
     expect(parseRuntimeConfig({ PLUMB_INGRESS_CLASS: "", PLUMB_DNS_ZONE: "" }).dns).toBeUndefined();
   });
@@ -49,6 +50,20 @@ describe("parseRuntimeConfig", () => {
     for (const bad of ["10", "0s", "soon"]) {
       expect(() => parseRuntimeConfig({ PLUMB_RENDER_TIMEOUT: bad })).toThrow(
         'PLUMB_RENDER_TIMEOUT: must be a duration such as "15s" or "1m"',
+      );
+    }
+  });
+
+  it("PLUMB_MAX_RUN_MEMORY: bytes as a Kubernetes quantity, at least 64Mi", () => {
+    const bytes = (v: string) => parseRuntimeConfig({ PLUMB_MAX_RUN_MEMORY: v }).maxRunMemory;
+    expect(bytes("256Mi")).toBe(268_435_456);
+    expect(bytes("1Gi")).toBe(1_073_741_824);
+    expect(bytes("600M")).toBe(600_000_000);
+    expect(bytes("65536Ki")).toBe(67_108_864);
+    expect(bytes("100000000")).toBe(100_000_000);
+    for (const bad of ["63Mi", "0.5Gi", "512MB", "-1Gi", "lots", ""]) {
+      expect(() => parseRuntimeConfig({ PLUMB_MAX_RUN_MEMORY: bad })).toThrow(
+        'PLUMB_MAX_RUN_MEMORY: must be a byte quantity of at least 64Mi, such as "512Mi" or "1Gi"',
       );
     }
   });

@@ -1,7 +1,12 @@
 // Runtime configuration shared by the Worker and Node roots, validated at start-up.
 import { z } from "zod";
 import { parseDuration } from "../app/duration.ts";
-import { DNS_SUBDOMAIN } from "../core/index.ts";
+import {
+  DEFAULT_MAX_RUN_MEMORY,
+  DNS_SUBDOMAIN,
+  MIN_MAX_RUN_MEMORY,
+  parseByteQuantity,
+} from "../core/index.ts";
 import type { RetryOptions } from "../kube/index.ts";
 
 /** Reconciler settings from env/bindings (the HTTP settings are in src/http/config.ts). */
@@ -38,6 +43,12 @@ export interface RuntimeConfig {
    * (PLUMB_RENDER_TIMEOUT, a Go duration such as "30s"). Undefined: the engines' default, 10 s.
    */
   renderTimeoutMs?: number;
+  /**
+   * The memory ceiling of one run, bytes (PLUMB_MAX_RUN_MEMORY, a Kubernetes quantity such as
+   * "512Mi" or "1Gi"; default 512 MiB, at least 64 MiB): every size cap of a run is derived from
+   * it (runBudget in src/core/budget.ts).
+   */
+  maxRunMemory: number;
 }
 
 /** Cloudflare DNS settings (all of PLUMB_CLOUDFLARE_API_TOKEN, _ZONE_ID, PLUMB_DNS_ZONE, _TARGET). */
@@ -122,6 +133,13 @@ const Env = z.object({
   PLUMB_KUBE_TIMEOUT: duration,
   PLUMB_KUBE_DEADLINE: duration,
   PLUMB_RENDER_TIMEOUT: duration,
+  PLUMB_MAX_RUN_MEMORY: z
+    .string()
+    .refine(
+      (v) => (parseByteQuantity(v) ?? 0) >= MIN_MAX_RUN_MEMORY,
+      'must be a byte quantity of at least 64Mi, such as "512Mi" or "1Gi"',
+    )
+    .optional(),
 });
 
 function isIpv6(text: string): boolean {
@@ -169,6 +187,9 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
     concurrency: Number(d.PLUMB_CONCURRENCY ?? "4"),
     ingress,
     allowInsecureDestinations: d.PLUMB_ALLOW_INSECURE_DESTINATIONS === "true",
+    maxRunMemory: d.PLUMB_MAX_RUN_MEMORY
+      ? (parseByteQuantity(d.PLUMB_MAX_RUN_MEMORY) as number)
+      : DEFAULT_MAX_RUN_MEMORY,
   };
   if (d.PLUMB_KUBE_TIMEOUT) config.kubeTimeoutMs = parseDuration(d.PLUMB_KUBE_TIMEOUT);
   if (d.PLUMB_KUBE_DEADLINE) config.kubeDeadlineMs = parseDuration(d.PLUMB_KUBE_DEADLINE);

@@ -3,6 +3,8 @@
 // back into an in-memory repository without contacting the server. No node:fs here: the
 // GitPort runs in workerd too; the Node store is cache-disk.ts.
 import git from "isomorphic-git";
+import { PackScanner } from "./pack-scan.ts";
+import type { Skipped } from "./skipped.ts";
 
 /** A revision in memory: what collectManifests and collectRepository read. */
 export interface Fetched {
@@ -11,6 +13,8 @@ export interface Fetched {
   cache: object;
   /** True when it was rebuilt from a RevisionStore (not fetched by this call). */
   stored?: boolean;
+  /** Objects of the fetched pack left out for being over the cap on one object (skipped.ts). */
+  skipped?: Skipped;
 }
 
 /**
@@ -56,14 +60,18 @@ export async function packOf(repo: Fetched): Promise<Uint8Array | undefined> {
  * (truncated or corrupt pack, another commit). Nothing in the pack is trusted: its index is
  * built here from the pack's contents (every object's id is the SHA-1 of what it holds, so a
  * tampered object gets another id), the pack's trailing checksum is verified, and `oid` must
- * be a commit in it; reading then re-hashes what it reads by id.
+ * be a commit in it; reading then re-hashes what it reads by id. A pack holding an object over
+ * `maxObjectBytes` once inflated (pack-scan.ts) is not indexed (undefined: the caller fetches,
+ * and the fetch refuses it with the cap named).
  */
 export async function repositoryFromPack(
   pack: Uint8Array,
   oid: string,
+  maxObjectBytes = Number.POSITIVE_INFINITY,
 ): Promise<Fetched | undefined> {
   if (pack.length < 32) return undefined;
   try {
+    if (Number.isFinite(maxObjectBytes)) new PackScanner(maxObjectBytes).push(pack);
     const repo = await emptyRepository();
     const trailer = Buffer.from(pack.subarray(-20)).toString("hex");
     const filepath = `objects/pack/pack-${trailer}.pack`;

@@ -8,7 +8,8 @@ import {
   type TestRepo,
 } from "../../test/support/git-server.ts";
 import type { GitSource } from "../app/index.ts";
-import { SourceError } from "../core/index.ts";
+import { runBudget, SourceError } from "../core/index.ts";
+import type { RevisionStore } from "./cache.ts";
 import { createGitPort } from "./git.ts";
 
 const port = createGitPort();
@@ -405,6 +406,62 @@ describe("fetch", () => {
       `the files "reads-big" renders from exceed the 1048576-byte cap at ${sha} (at big/huge.yaml, ${big.length + readsBig.length} bytes in all)`,
     );
     expect(err.transient).toBe(false);
+  });
+
+  it("leaves a file over the cap on one object out of the fetch: only what reads it fails, and the pack is not kept", async () => {
+    // A 64 MiB ceiling: 8 MiB per object of a fetch. The 9 MB file is compressible (a small pack).
+    const budget = runBudget(64 * 1024 * 1024);
+    const huge = `h: "${"z".repeat(9_000_000)}"\n`;
+    const repo = await server.createRepo("object-cap", {
+      "apps/a/cm.yaml": "kind: ConfigMap\n",
+      "apps/huge/cm.yaml": "kind: ConfigMap\n",
+      "apps/huge/huge.yaml": huge,
+      "charts/web/Chart.yaml": "name: web\n",
+      "charts/web/templates/cm.yaml": "kind: ConfigMap\n",
+      "values/huge.yaml": huge,
+    });
+    const sha = await repo.head();
+    const puts: string[] = [];
+    const store: RevisionStore = {
+      get: async () => undefined,
+      put: async (key) => {
+        puts.push(key);
+      },
+      drop: async () => undefined,
+    };
+    const capped = createGitPort({ budget, store });
+    expect(await capped.fetch(src(repo.url, "HEAD", "apps/a"), sha, undefined)).toEqual([
+      { path: "cm.yaml", content: "kind: ConfigMap\n" },
+    ]);
+    const cap = `over the ${8 * 1024 * 1024}-byte cap on one file of a fetch (PLUMB_MAX_RUN_MEMORY / 8), so it was not fetched`;
+    const dir = await failure(capped.fetch(src(repo.url, "HEAD", "apps/huge"), sha, undefined));
+    expect(dir.message).toContain(
+      `apps/huge/huge.yaml at ${sha} is ${huge.length} bytes once inflated, ${cap}`,
+    );
+    expect(dir.transient).toBe(false);
+    const chart = await failure(
+      capped.fetchSource!(src(repo.url, "HEAD", "charts/web"), sha, undefined, {
+        valuesFiles: ["../../values/huge.yaml"],
+      }),
+    );
+    expect(chart.message).toContain(
+      `values/huge.yaml at ${sha} is ${huge.length} bytes once inflated, ${cap}`,
+    );
+    // The chart without the values file renders from what was fetched.
+    const web = await capped.fetchSource!(src(repo.url, "HEAD", "charts/web"), sha, undefined);
+    expect(web.kind === "manifests" ? [] : web.files.map((f) => f.path)).toEqual([
+      "charts/web/Chart.yaml",
+      "charts/web/templates/cm.yaml",
+    ]);
+    expect(puts).toEqual([]);
+    // Under the default ceiling (64 MiB per object) the same repository is fetched whole and kept.
+    const whole = createGitPort({ store });
+    const files = await whole.fetch(src(repo.url, "HEAD", "apps/huge"), sha, undefined);
+    expect(files.map((f) => [f.path, f.content.length])).toEqual([
+      ["cm.yaml", 16],
+      ["huge.yaml", huge.length],
+    ]);
+    expect(puts).toHaveLength(1);
   });
 
   it("reports a missing path, or a path that is a file, permanently", async () => {

@@ -7,7 +7,7 @@ import git from "isomorphic-git";
 import webHttp from "isomorphic-git/http/web";
 import type { GitSource } from "../app/index.ts";
 import type { SourceFile } from "../core/index.ts";
-import { SourceError } from "../core/index.ts";
+import { BUDGET_RULES, type RunBudget, runBudget, SourceError } from "../core/index.ts";
 import type { FetchedSource, GitPort, SourceAuth } from "../reconcile/ports.ts";
 import {
   brokenObjects,
@@ -18,20 +18,31 @@ import {
   repositoryFromPack,
 } from "./cache.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
+import {
+  PackObjectTooLarge,
+  PackScanner,
+  type SkippedObject,
+  uploadPackFilter,
+} from "./pack-scan.ts";
 import { collectRepository, sourceKindAt } from "./repo-tree.ts";
 import { type CollectOptions, collectManifests, normalizePath } from "./tree.ts";
 
 const SHA = /^[0-9a-f]{40}$/i;
 /** Characters and sequences git check-ref-format forbids (and that would break ls-refs). */
 const BAD_REF = /[~^:?*[\\]|\.\.|@\{|\/\/|^\/|\/$/;
-const MiB = 1024 * 1024;
-
 export interface GitPortOptions {
+  /**
+   * The run's memory ceiling and its caps (PLUMB_MAX_RUN_MEMORY; default runBudget()): the
+   * defaults of maxDownloadBytes, maxBytes and maxRepositoryBytes, and the cap on one object of
+   * a fetched pack once inflated (maxPackObjectBytes), checked while the pack streams in and
+   * before a stored pack is indexed.
+   */
+  budget?: RunBudget;
   /** HTTP client (default isomorphic-git/http/web, i.e. global fetch). */
   http?: HttpClient;
   /** Deadline for one resolve() or fetch() call, all requests included, ms (default 30 000). */
   timeoutMs?: number;
-  /** Cap on the summed size of the manifests fetch() returns, bytes (default 20 MiB). */
+  /** Cap on the summed size of the manifests fetch() returns, bytes (default budget.maxSourceBytes, 20 MiB). */
   maxBytes?: number;
   /** Cap on the number of manifests fetch() returns (default 5 000). */
   maxFiles?: number;
@@ -43,7 +54,8 @@ export interface GitPortOptions {
   maxRepositoryBytes?: number;
   maxRepositoryFiles?: number;
   /**
-   * Cap on bytes downloaded by one call (ref advertisement + pack), bytes (default 32 MiB).
+   * Cap on bytes downloaded by one call (ref advertisement + pack), bytes (default
+   * budget.maxDownloadBytes, 32 MiB).
    * isomorphic-git buffers the whole pack, copies it into the in-memory fs and indexes it, so
    * peak memory is several times the pack: measured in Node 24, +75 MiB RSS for a 4 MiB pack and
    * +160 MiB for a 15 MiB one. In workerd (128 MB per isolate) keep this near 8 MiB.
@@ -99,8 +111,9 @@ export interface GitPortOptions {
 export function createGitPort(options: GitPortOptions = {}): GitPort {
   const http = options.http ?? webHttp;
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxDownload = options.maxDownloadBytes ?? 32 * MiB;
-  const maxBytes = options.maxBytes ?? 20 * MiB;
+  const budget = options.budget ?? runBudget();
+  const maxDownload = options.maxDownloadBytes ?? budget.maxDownloadBytes;
+  const maxBytes = options.maxBytes ?? budget.maxSourceBytes;
   const maxFiles = options.maxFiles ?? 5_000;
   const maxRepositoryBytes = options.maxRepositoryBytes ?? maxBytes;
   const maxRepositoryFiles = options.maxRepositoryFiles ?? maxFiles;
@@ -112,11 +125,35 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   async function call<T>(
     source: GitSource,
     auth: SourceAuth | undefined,
-    fn: (remote: Remote, client: HttpClient) => Promise<T>,
+    fn: (remote: Remote, client: HttpClient, skipped: SkippedObject[]) => Promise<T>,
   ): Promise<T> {
     const remote = remoteFor(source.url, auth);
+    const skipped: SkippedObject[] = [];
     const controller = new AbortController();
-    const guard: Guard = { signal: controller.signal, bytes: 0, overLimit: false };
+    const guard: Guard = {
+      signal: controller.signal,
+      bytes: 0,
+      overLimit: false,
+      // The pack of a fetch, object by object as it arrives: isomorphic-git inflates every
+      // object of it whole while indexing, even one no App reads, so a blob over the cap is
+      // replaced before it gets there and only an App that reads it fails (skipped.ts).
+      inspect: ({ url, method }) => {
+        if (method !== "POST" || !url.endsWith("/git-upload-pack")) return undefined;
+        let out: Uint8Array[] = [];
+        const scanner = new PackScanner(budget.maxPackObjectBytes, {
+          skip: true,
+          out: (bytes) => out.push(bytes),
+        });
+        skippedBy.push(scanner);
+        return uploadPackFilter((bytes) => {
+          scanner.push(bytes);
+          const done = out;
+          out = [];
+          return done;
+        });
+      },
+    };
+    const skippedBy: PackScanner[] = [];
     const client = guardHttp(http, guard, maxDownload);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<never>((_, reject) => {
@@ -126,11 +163,20 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       }, timeoutMs);
     });
     try {
-      return await Promise.race([fn(remote, client), deadline]);
+      const result = fn(remote, client, skipped).then((value) => {
+        for (const scanner of skippedBy) skipped.push(...scanner.skipped);
+        return value;
+      });
+      return await Promise.race([result, deadline]);
     } catch (err) {
+      if (guard.refused instanceof PackObjectTooLarge) throw packTooLarge(remote, guard.refused);
       if (guard.overLimit) {
+        const rule =
+          options.maxDownloadBytes === undefined
+            ? ` (the cap on one fetch, PLUMB_MAX_RUN_MEMORY / 16)`
+            : "";
         throw new SourceError(
-          `${remote.display} sent more than ${maxDownload} bytes; the repository is too large to fetch`,
+          `${remote.display} sent more than ${maxDownload} bytes${rule}; the repository is too large to fetch`,
           false,
         );
       }
@@ -179,7 +225,12 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
         const kind = await sourceKindAt(at);
         if (kind === "manifests") return { kind, files: await collectManifests(at) };
         const files = await collectRepository(
-          { ...at, maxBytes: maxRepositoryBytes, maxFiles: maxRepositoryFiles },
+          {
+            ...at,
+            maxBytes: maxRepositoryBytes,
+            maxFiles: maxRepositoryFiles,
+            maxBytesRule: options.maxRepositoryBytes === undefined ? at.maxBytesRule : undefined,
+          },
           { kind, files: kind === "helm" ? reads?.valuesFiles : undefined },
         );
         return { kind, path: normalizePath(source.path), files };
@@ -203,7 +254,14 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
     let repo = await revision(source, oid, auth);
     for (;;) {
       try {
-        return await read({ ...repo, commit: oid, path: source.path, maxBytes, maxFiles });
+        return await read({
+          ...repo,
+          commit: oid,
+          path: source.path,
+          maxBytes,
+          maxFiles,
+          maxBytesRule: options.maxBytes === undefined ? BUDGET_RULES.maxSourceBytes : undefined,
+        });
       } catch (err) {
         // A stored pack that lacks or garbles an object: forget it and fetch.
         if (!(repo.stored && brokenObjects(err)))
@@ -234,13 +292,27 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
     const store = options.store;
     const pending = (async () => {
       const packed = store && useStore ? await store.get(key) : undefined;
-      const kept = packed && (await repositoryFromPack(packed, oid));
+      const kept = packed && (await repositoryFromPack(packed, oid, budget.maxPackObjectBytes));
       if (kept) return kept;
       if (packed) await store?.drop(key);
-      const repo = await call(source, auth, (remote, client) =>
-        fetchRevision(remote, client, oid, pinned),
-      );
-      const pack = store && (await packOf(repo).catch(() => undefined));
+      const repo = await call(source, auth, async (remote, client, skipped) => {
+        const repo = await fetchRevision(remote, client, oid, pinned);
+        return { repo, skipped };
+      }).then(({ repo, skipped }) => {
+        if (skipped.length === 0) return repo;
+        const fetched: Fetched = {
+          ...repo,
+          skipped: {
+            objects: skipped,
+            cap: budget.maxPackObjectBytes,
+            rule: BUDGET_RULES.maxPackObjectBytes,
+          },
+        };
+        return fetched;
+      });
+      // A pack with objects replaced is not kept: what was left out is known to this fetch only.
+      const pack =
+        store && repo.skipped === undefined && (await packOf(repo).catch(() => undefined));
       if (pack) await store?.put(key, pack);
       return repo;
     })();
@@ -307,6 +379,17 @@ async function fetchRevision(
         );
   }
   return { fs, gitdir, cache };
+}
+
+/**
+ * The SourceError of a pack refused by the scan (pack-scan.ts): which cap, from which setting,
+ * and why the object could not be left out as a file over the cap is.
+ */
+function packTooLarge(remote: Remote, e: PackObjectTooLarge): SourceError {
+  return new SourceError(
+    `${remote.display} sent a pack holding an object (${e.type}) of at least ${e.bytes} bytes once inflated, over the ${e.cap}-byte cap on one object of a fetch (PLUMB_MAX_RUN_MEMORY / 8): a file that large is left out of the fetch, but a commit, tree or tag that large, or an object whose size the pack misstates, cannot be; raise PLUMB_MAX_RUN_MEMORY`,
+    false,
+  );
 }
 
 function hint(ref: string): string {

@@ -114,12 +114,23 @@ export interface Guard {
   signal: AbortSignal;
   bytes: number;
   overLimit: boolean;
+  /**
+   * Called for each request; what it returns sees every chunk of that response's body and may
+   * throw to stop it (the error is kept in `refused`). When it returns bytes, those are passed
+   * on in the chunk's place (a filter of the body); when it returns nothing, the chunk is.
+   */
+  inspect?: (request: {
+    url: string;
+    method?: string | undefined;
+  }) => ((chunk: Uint8Array) => Uint8Array[] | undefined) | undefined;
+  refused?: unknown;
 }
 
 /**
  * Wraps `inner` so every request carries `guard.signal` and every response body counts toward
  * `maxBytes` (bytes over all requests of one call); past the cap the body throws and
- * `guard.overLimit` is set.
+ * `guard.overLimit` is set. `guard.inspect`, when set, sees (and may filter) each body as it
+ * streams.
  */
 export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): HttpClient {
   return {
@@ -127,6 +138,7 @@ export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): Ht
       const res = await inner.request({ ...req, signal: guard.signal });
       const body = res.body;
       if (body === undefined) return res;
+      const inspect = guard.inspect?.({ url: req.url, method: req.method });
       async function* counted(): AsyncGenerator<Uint8Array> {
         for await (const chunk of body as AsyncIterable<Uint8Array>) {
           guard.bytes += chunk.byteLength;
@@ -134,7 +146,17 @@ export function guardHttp(inner: HttpClient, guard: Guard, maxBytes: number): Ht
             guard.overLimit = true;
             throw new Error("download limit exceeded");
           }
-          yield chunk;
+          let replaced: Uint8Array[] | undefined;
+          if (inspect) {
+            try {
+              replaced = inspect(chunk);
+            } catch (err) {
+              guard.refused = err;
+              throw err;
+            }
+          }
+          if (replaced === undefined) yield chunk;
+          else yield* replaced;
         }
       }
       return { ...res, body: counted() };

@@ -1,6 +1,5 @@
 // Reading what a Kustomize or Helm source renders from at a commit (its files may reference
 // others anywhere in the repository), and telling what a source path holds.
-import git from "isomorphic-git";
 import { parse } from "yaml";
 import { SourceError } from "../core/index.ts";
 import { joinPath } from "../render/helm.ts";
@@ -8,6 +7,7 @@ import type { RepoFile } from "../render/index.ts";
 import { KUSTOMIZATION_FILES } from "../render/index.ts";
 import { declaredSize } from "./blob-size.ts";
 import { followLink, MODE_FILE, MODE_LINK, readEntries, walkFiles } from "./links.ts";
+import { readBlobOf, refuseSkipped } from "./skipped.ts";
 import { type CollectOptions, comparePaths, normalizePath, pathTree } from "./tree.ts";
 
 /** What a directory is: a Kustomize overlay, a Helm chart, or plain manifests. */
@@ -103,9 +103,10 @@ export async function collectRepository(
   const where = path === "" ? "." : path;
   const read = async (file: string): Promise<Uint8Array> => {
     const oid = listing.get(file) as string;
+    refuseSkipped(o, file, oid);
     const declared = await declaredSize(fs, gitdir, cache, oid);
     if (declared !== undefined) tooMuch(file, total + declared);
-    const { blob } = await git.readBlob({ fs, gitdir, cache, oid });
+    const { blob } = await readBlobOf(o, file, oid);
     tooMuch(file, total + blob.byteLength);
     total += blob.byteLength;
     return blob;
@@ -113,7 +114,7 @@ export async function collectRepository(
   const tooMuch = (file: string, bytes: number) => {
     if (bytes <= o.maxBytes) return;
     throw new SourceError(
-      `the files "${where}" renders from exceed the ${o.maxBytes}-byte cap at ${commit} (at ${file}, ${bytes} bytes in all)`,
+      `the files "${where}" renders from exceed the ${o.maxBytes}-byte cap at ${commit} (at ${file}, ${bytes} bytes in all)${o.maxBytesRule ? `; the cap is ${o.maxBytesRule}` : ""}`,
       false,
     );
   };

@@ -1,9 +1,10 @@
 // Reading the manifests under an App's path out of a fetched commit, without a checkout.
-import git from "isomorphic-git";
+import type git from "isomorphic-git";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
 import { declaredSize } from "./blob-size.ts";
 import { type CommitTree, type Resolved, resolvePath, rootTree, walkFiles } from "./links.ts";
+import { readBlobOf, refuseSkipped, type Skipped } from "./skipped.ts";
 
 /** Files that mean the directory is a Kustomize base or a Helm chart. */
 export const REFUSED_FILES: ReadonlySet<string> = new Set([
@@ -46,8 +47,12 @@ export interface CollectOptions {
   path: string;
   /** Cap on the summed size of returned files, bytes. */
   maxBytes: number;
+  /** How maxBytes was set, for messages ("PLUMB_MAX_RUN_MEMORY × 5/128"); absent: not named. */
+  maxBytesRule?: string | undefined;
   /** Cap on the number of returned files. */
   maxFiles: number;
+  /** Objects the fetch left out for being over the cap on one object (skipped.ts). */
+  skipped?: Skipped | undefined;
 }
 
 /**
@@ -98,15 +103,18 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
   const over = (bytes: number) => {
     if (bytes <= o.maxBytes) return;
     throw new SourceError(
-      `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes`,
+      `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes${o.maxBytesRule ? ` (the cap on what one App reads, ${o.maxBytesRule})` : ""}`,
       false,
     );
   };
   for (const { path, oid } of blobs) {
+    const under = normalizePath(o.path);
+    const file = under === "" ? path : `${under}/${path}`;
+    refuseSkipped(o, file, oid);
     // The size the pack declares is checked before the blob is inflated (blob-size.ts).
     const declared = await declaredSize(fs, gitdir, cache, oid);
     if (declared !== undefined) over(total + declared);
-    const { blob } = await git.readBlob({ fs, gitdir, cache, oid });
+    const { blob } = await readBlobOf(o, file, oid);
     total += blob.byteLength;
     over(total);
     try {

@@ -271,11 +271,15 @@ describe("a stale run never applies an older commit over a newer one", () => {
     const repo = await newApp("k4");
     // K only changes what the App owns: no tracking write (which would also catch A) before it.
     const k = await repo.commit({ "base.yaml": cm("base", "K") });
-    // A: its render's discovery answers late, so it resolves K and then meets B's Lease.
+    // A: it resolves K, and its Lease create is held until B holds the Lease.
     const pa = await proxy();
-    pa.inject({ method: "GET", path: /^\/api\/v1$/, fault: { delayMs: 1_500 } });
+    let bHolds = () => {};
+    const held = new Promise<void>((r) => {
+      bHolds = r;
+    });
+    pa.inject({ method: "POST", path: "/leases", fault: { holdUntil: held } });
     const a = run("k4", through(pa));
-    await waitForRequest(pa, (r) => r.path === "/api/v1");
+    await waitForRequest(pa, (r) => r.method === "POST" && r.path.includes("/leases"));
     // Meanwhile K+1 lands and B applies it, holding the Lease for a while (a slow apply).
     const k1 = await repo.commit({
       "base.yaml": cm("base", "K+1"),
@@ -283,7 +287,11 @@ describe("a stale run never applies an older commit over a newer one", () => {
     });
     const pb = await proxy();
     pb.inject({ method: "PATCH", path: "/configmaps/base", fault: { delayMs: 3_000 } });
-    const b = await run("k4", through(pb));
+    const running = run("k4", through(pb));
+    // B's slow apply: B holds the Lease now, so A's create (let through) meets it.
+    await waitForRequest(pb, (r) => r.method === "PATCH" && r.path.includes("/configmaps/base"));
+    bHolds();
+    const b = await running;
     expect(b).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: k1 });
     const ra = await a;
     expect(ra).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced", revision: k1 });

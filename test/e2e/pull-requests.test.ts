@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import { secretSpellings } from "../support/forges.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -221,5 +222,54 @@ ${output.slice(-4000)}`);
     expect(comments[0]!.body).toContain(
       `### plumb: ${NS}/shop cannot be previewed\n\n**RenderFailed**`,
     );
+  });
+
+  it("the webhook secret and the forge token are masked in the comment, absent from statuses and the output", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const secrets = [SECRET, TOKEN];
+    const leaky = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "leaky" },
+      data: Object.fromEntries(
+        secrets.flatMap((v, i) => [
+          [`plain-${i}`, v],
+          [`base64-${i}`, Buffer.from(v).toString("base64")],
+          [`url-${i}`, encodeURIComponent(v)],
+        ]),
+      ),
+    };
+    // The previous test left a manifest that does not render: main's again, and the ConfigMap.
+    writeFileSync(join(repo.workDir, FILE), fixtureFiles(join(REAL_FIXTURES, "guestbook"))[FILE]!);
+    writeFileSync(join(repo.workDir, "leaky.yaml"), JSON.stringify(leaky));
+    await repo.git("add", FILE, "leaky.yaml");
+    await repo.git("commit", "--quiet", "-m", "leaky");
+    await repo.git("push", "--quiet", "--force", "origin", "HEAD:refs/pull/1/head");
+    const head = await repo.head();
+    expect((await send("synchronize", head)).status).toBe(202);
+    await waitFor("status on the head", async () => statuses(head).length > 0);
+    const body = comments[0]!.body;
+    expect(body).toContain("+++ b/v1/ConfigMap/pr-preview/leaky");
+    for (const key of Object.keys(leaky.data)) expect(body).toContain(`+  ${key}: [redacted]\n`);
+    const texts = {
+      output,
+      comments: comments.map((c) => c.body).join("\n"),
+      statuses: forge.received
+        .filter((r) => r.path.includes("/statuses/"))
+        .map((r) => JSON.stringify(r.body))
+        .join("\n"),
+    };
+    expect(texts.output).toContain("pull request previewed");
+    for (const [where, text] of Object.entries(texts)) {
+      for (const secret of secrets) {
+        for (const form of secretSpellings(secret)) {
+          expect({ where, form, found: text.includes(form) }).toEqual({
+            where,
+            form,
+            found: false,
+          });
+        }
+      }
+    }
   });
 });

@@ -1,8 +1,10 @@
 // Size caps per App on the real API server: what counts is what an App renders from, a big file
 // it does not read breaks nothing, and a render refused for its size prunes nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runBudget } from "../../src/core/index.ts";
 import { createNodeEngines, type NodeEngines } from "../../src/engines/node.ts";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import { createGitPort } from "../../src/source/git.ts";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
 import {
   createApp,
@@ -105,5 +107,70 @@ describe("size caps per App", () => {
     expect((await getObject(`/api/v1/namespaces/${NS}/configmaps/grow`))?.metadata.name).toBe(
       "grow",
     );
+  });
+});
+
+describe("a file over the cap on one object of a fetch (PLUMB_MAX_RUN_MEMORY / 8)", () => {
+  // A ceiling of 64 MiB: one object of a fetch may be 8 MiB once inflated. The 9 MB file is
+  // compressible, so its pack is small and the download cap (4 MiB) does not see it.
+  const budget = runBudget(64 * 1024 * 1024);
+  const OBJECT_CAP = 8 * 1024 * 1024;
+  const HUGE = `huge: "${"y".repeat(9_000_000)}"\n`;
+  const runUnder = (name: string) =>
+    reconcileApp(
+      { namespace: NS, name },
+      realPorts({ engines, budget, git: createGitPort({ budget }) }),
+      new Date(),
+    );
+  let repo: TestRepo;
+  beforeAll(async () => {
+    await createNamespace(NS);
+    repo = await git.createRepo("object-cap", {
+      "apps/small/cm.yaml": configMap("small"),
+      "apps/kz/kustomization.yaml": "resources: [cm.yaml]\n",
+      "apps/kz/cm.yaml": configMap("kz"),
+      "apps/huge/cm.yaml": configMap("huge"),
+      "apps/huge/huge.yaml": HUGE,
+      "apps/huge-kz/kustomization.yaml": "resources: [../../data/huge.yaml]\n",
+      "data/huge.yaml": HUGE,
+    });
+  });
+
+  it("Apps that do not read it are Synced (a plain directory and a Kustomize overlay)", async () => {
+    await newApp("small", repo.url, "apps/small");
+    await newApp("kz", repo.url, "apps/kz");
+    expect(await runUnder("small")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    expect(await runUnder("kz")).toMatchObject({ outcome: "Reconciled", syncStatus: "Synced" });
+    for (const name of ["small", "kz"]) {
+      expect(inventoryRefs(await getApp(NS, name))).toEqual([
+        { apiVersion: "v1", kind: "ConfigMap", namespace: NS, name },
+      ]);
+      expect((await getObject(`/api/v1/namespaces/${NS}/configmaps/${name}`))?.metadata.name).toBe(
+        name,
+      );
+    }
+  });
+
+  it("an App whose path holds it, or whose overlay reads it, gets SourceFailed naming the file and the cap", async () => {
+    const sha = await repo.head();
+    const expected = (file: string) =>
+      `${file} at ${sha} is ${HUGE.length} bytes once inflated, over the ${OBJECT_CAP}-byte cap on one file of a fetch (PLUMB_MAX_RUN_MEMORY / 8), so it was not fetched; Apps that do not read it are not affected`;
+    await newApp("huge", repo.url, "apps/huge");
+    await runUnder("huge");
+    expect(await ready("huge")).toMatchObject({
+      status: "False",
+      reason: "SourceFailed",
+      message: expect.stringContaining(expected("apps/huge/huge.yaml")),
+    });
+    await newApp("huge-kz", repo.url, "apps/huge-kz");
+    await runUnder("huge-kz");
+    expect(await ready("huge-kz")).toMatchObject({
+      status: "False",
+      reason: "SourceFailed",
+      message: expect.stringContaining(expected("data/huge.yaml")),
+    });
+    // Nothing of the refused App was applied.
+    expect(inventoryRefs(await getApp(NS, "huge"))).toEqual([]);
+    expect(await getObject(`/api/v1/namespaces/${NS}/configmaps/huge`)).toBeUndefined();
   });
 });

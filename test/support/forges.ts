@@ -1,46 +1,65 @@
-// What the pull-request e2e files share: the comment APIs of GitLab (merge request notes) and
-// Gitea (issue comments) as a local receiver answers them, the forges' documented webhook
+// What the pull-request e2e files share: the comment APIs of GitLab (merge request notes),
+// Gitea and GitHub (issue comments) as a local receiver answers them, the forges' documented webhook
 // payloads (test/fixtures/webhooks, sources in SOURCES.md) pointed at a test repository, their
 // authentication headers, and a push of a pull request's head.
 import { createHmac } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestRepo } from "./git-server.ts";
+import { githubHeaders } from "./github.ts";
 import type { Received } from "./receiver.ts";
 
 const FIXTURES = join(resolve(import.meta.dirname, "../.."), "test/fixtures/webhooks");
 
-/** A comment as the fake forge keeps it; `at` is the forge that holds it. */
-export type ForgeComment = { id: number; body: string; at: "gitlab" | "gitea" };
+/**
+ * A comment as the fake forge keeps it; `at` is the forge that holds it, `repo` the project or
+ * repository (`owner/name`).
+ */
+export type ForgeComment = {
+  id: number;
+  body: string;
+  at: "gitlab" | "gitea" | "github";
+  repo: string;
+};
 
 /**
- * The comment APIs of GitLab project `gitlab` (notes of merge request !1) and Gitea repository
- * `gitea` (comments of pull request #1), both `owner/name`, kept in `comments`; ids from
- * `firstId`. `handle` is a receiver's responder: undefined for any other request.
+ * The comment APIs of GitLab project `gitlab` (notes of merge request !1), Gitea repository
+ * `gitea` and the GitHub repositories `github` (comments of pull request #1: the same paths on
+ * both forges), all `owner/name`, kept in `comments`; ids from `firstId`. `handle` is a
+ * receiver's responder: undefined for any other request.
  */
-export function forgeComments(gitlab: string, gitea: string, firstId: number) {
+export function forgeComments(
+  gitlab: string,
+  gitea: string,
+  firstId: number,
+  github: string[] = [],
+) {
   const comments: ForgeComment[] = [];
   const notesRe = new RegExp(`^/projects/${gitlab}/merge_requests/1/notes(?:/(\\d+))?(\\?.*)?$`);
-  const issueRe = new RegExp(`^/repos/${gitea}/issues/1/comments(\\?.*)?$`);
-  const editRe = new RegExp(`^/repos/${gitea}/issues/comments/(\\d+)$`);
+  const issueRe = /^\/repos\/([^/]+\/[^/]+)\/issues\/1\/comments(\?.*)?$/;
+  const editRe = /^\/repos\/([^/]+\/[^/]+)\/issues\/comments\/(\d+)$/;
+  const repos = new Set([gitea, ...github]);
   function handle(r: Received) {
     const body = (r.body as { body?: string }).body ?? "";
     const path = r.path.replace(/%2F/gi, "/");
     const notes = notesRe.exec(path);
     const issue = issueRe.exec(path);
     const edit = editRe.exec(path);
-    const at = notes ? "gitlab" : "gitea";
+    const repo = notes ? gitlab : (issue?.[1] ?? edit?.[1] ?? "");
+    if (!notes && !repos.has(repo)) return undefined;
+    const at = notes ? "gitlab" : repo === gitea ? "gitea" : "github";
+    const mine = (c: ForgeComment) => c.at === at && c.repo === repo;
     if (r.method === "GET" && (notes || issue)) {
-      return { status: 200, json: comments.filter((c) => c.at === at) };
+      return { status: 200, json: comments.filter(mine) };
     }
     if (r.method === "POST" && ((notes && !notes[1]) || issue)) {
-      const c: ForgeComment = { id: firstId + comments.length, body, at };
+      const c: ForgeComment = { id: firstId + comments.length, body, at, repo };
       comments.push(c);
       return { status: 201, json: c };
     }
-    const id = r.method === "PUT" && notes?.[1] ? notes[1] : r.method === "PATCH" && edit?.[1];
+    const id = r.method === "PUT" && notes?.[1] ? notes[1] : r.method === "PATCH" && edit?.[2];
     if (id) {
-      const c = comments.find((x) => x.id === Number(id) && x.at === at);
+      const c = comments.find((x) => x.id === Number(id) && mine(x));
       if (!c) return { status: 404, json: { message: "404 Not found" } };
       c.body = body;
       return { status: 200, json: c };
@@ -79,22 +98,47 @@ export function giteaDelivery(url: string, action: string, head: string): string
 }
 
 /**
+ * GitHub's documented `pull_request` delivery for #1 of the repository at `url` (base main, the
+ * default branch), with `action` and head commit `head`.
+ */
+export function githubDelivery(url: string, action: string, head: string): string {
+  const p = JSON.parse(readFileSync(join(FIXTURES, "github-pull-request-opened.json"), "utf8"));
+  Object.assign(p, { action, number: 1 });
+  Object.assign(p.pull_request, { number: 1, state: action === "closed" ? "closed" : "open" });
+  p.pull_request.head.sha = head;
+  p.pull_request.base.ref = "main";
+  const r = p.pull_request.base.repo;
+  Object.assign(r, { clone_url: url, html_url: url.replace(/\.git$/, ""), default_branch: "main" });
+  for (const k of ["ssh_url", "git_url", "svn_url", "url"]) r[k] = null;
+  return JSON.stringify(p);
+}
+
+/**
  * POSTs `body` to `${base}/webhooks/${provider}` authenticated as the forge does: GitLab's
- * X-Gitlab-Token, Gitea's X-Gitea-Signature (HMAC-SHA256 of the body, hex).
+ * X-Gitlab-Token, Gitea's X-Gitea-Signature (HMAC-SHA256 of the body, hex), GitHub's
+ * X-Hub-Signature-256 (`sha256=` and the same HMAC).
  */
 export function sendForgeDelivery(
   base: string,
-  provider: "gitlab" | "gitea",
+  provider: "gitlab" | "gitea" | "github",
   body: string,
-  secrets: { gitlabToken: string; giteaSecret: string },
+  secrets: { gitlabToken?: string; giteaSecret?: string; githubSecret?: string },
 ): Promise<Response> {
+  const secret = (s: string | undefined) => {
+    if (s === undefined) throw new Error(`no ${provider} webhook secret given`);
+    return s;
+  };
   const headers: Record<string, string> =
     provider === "gitlab"
-      ? { "X-Gitlab-Event": "Merge Request Hook", "X-Gitlab-Token": secrets.gitlabToken }
-      : {
-          "X-Gitea-Event": "pull_request",
-          "X-Gitea-Signature": createHmac("sha256", secrets.giteaSecret).update(body).digest("hex"),
-        };
+      ? { "X-Gitlab-Event": "Merge Request Hook", "X-Gitlab-Token": secret(secrets.gitlabToken) }
+      : provider === "github"
+        ? githubHeaders(body, secret(secrets.githubSecret), "pull_request")
+        : {
+            "X-Gitea-Event": "pull_request",
+            "X-Gitea-Signature": createHmac("sha256", secret(secrets.giteaSecret))
+              .update(body)
+              .digest("hex"),
+          };
   return fetch(`${base}/webhooks/${provider}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
@@ -113,4 +157,22 @@ export async function pushHead(
   await repo.git("commit", "--quiet", "-am", "change");
   await repo.git("push", "--quiet", "--force", "origin", `HEAD:${headRef}`);
   return repo.head();
+}
+
+/**
+ * The texts that would give `secret` away: as it is, URL-encoded, hex, base64 and base64url,
+ * and the middle of its base64 at each of the three byte offsets it can start at inside a
+ * longer base64 text (an HTTP Basic header, a Secret's data).
+ */
+export function secretSpellings(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  const forms = new Set([secret, encodeURIComponent(secret), bytes.toString("hex")]);
+  for (const pad of [0, 1, 2]) {
+    const b64 = Buffer.concat([Buffer.alloc(pad, 0x61), bytes]).toString("base64");
+    // What the neighbouring bytes decide is cut off: the first and the last four characters.
+    for (const form of [b64, b64.replace(/\+/g, "-").replace(/\//g, "_")]) {
+      forms.add(form.slice(4, -4));
+    }
+  }
+  return [...forms];
 }

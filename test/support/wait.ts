@@ -13,20 +13,31 @@ export const WAIT_LIMIT_MS = 10 * 60_000;
 
 /**
  * Polls `fn` every `everyMs` (default 250 ms) until it returns a truthy value, which it returns.
- * For what must happen eventually; how long it takes is never the assertion.
- * @throws Error naming `what` (and the last error `fn` threw) after {@link WAIT_LIMIT_MS}
+ * For what must happen eventually; how long it takes is never the assertion. `signal` ends the
+ * wait early, when what it waits for is known never to come (the process it polls has died).
+ * @throws Error naming `what` (and the last error `fn` threw) after {@link WAIT_LIMIT_MS};
+ *   the signal's reason once `signal` is aborted
  */
 export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
-  options: { everyMs?: number } = {},
+  options: { everyMs?: number; signal?: AbortSignal } = {},
 ): Promise<T> {
   const everyMs = options.everyMs ?? 250;
   const deadline = Date.now() + WAIT_LIMIT_MS;
   let last: unknown;
+  const { signal } = options;
+  // A probe in flight when the signal fires (a request the server holds) is not waited for.
+  const aborted = signal
+    ? new Promise<never>((_, reject) => {
+        signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      })
+    : undefined;
+  aborted?.catch(() => undefined);
   while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     try {
-      const v = await fn();
+      const v = await (aborted ? Promise.race([fn(), aborted]) : fn());
       if (v) return v;
     } catch (err) {
       last = err;

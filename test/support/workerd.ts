@@ -2,10 +2,11 @@
 // benchmark. The API server is reached through the plain-HTTP fault proxy: workerd's fetch will
 // not trust the cluster's private CA.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { stripVTControlCharacters } from "node:util";
 import { parse } from "yaml";
 import { type FaultProxy, startFaultProxy } from "./fault-proxy.ts";
 import { sleep, waitFor } from "./wait.ts";
@@ -61,15 +62,42 @@ export interface Workerd {
 }
 
 /**
+ * wrangler dev's words for a build that did not succeed: esbuild's "Build failed with N
+ * error(s)" (wrangler then waits for a file to change, serving nothing) and a failed
+ * `[build] command` (wrangler then exits). Matched on the output without colour codes.
+ */
+const BUILD_FAILED = /Build failed with \d+ error|Running custom build `[^`]*` failed/;
+
+/** `s` without ANSI colour and style sequences. */
+const plain = (s: string) => stripVTControlCharacters(s);
+
+export interface WorkerdOptions {
+  /**
+   * The wrangler configuration files, relative to the checkout or absolute (default: the main
+   * Worker and the render Worker, wrangler.toml and wrangler.render.toml).
+   */
+  configs?: string[];
+  /**
+   * Secret bindings, given to wrangler in an env file as `.dev.vars` gives them (a deployed
+   * Worker's `wrangler secret put`), not on its command line, where every process listing
+   * shows them. KUBE_TOKEN is always one.
+   */
+  secrets?: Record<string, string>;
+}
+
+/**
  * Starts `wrangler dev --test-scheduled` (the main Worker and the render Worker, whose build
  * command builds the Kustomize engine if needed) with its own state directory and ports, bound to the
  * cluster whose admin kubeconfig is `kubeconfig` (DIR/token and DIR/ca.crt beside it, as
  * test/cluster writes them). `vars` are extra bindings (webhook secrets, API tokens).
  * Resolves when GET /healthz answers.
+ * @throws Error with wrangler's output as soon as a build fails or wrangler exits, not after
+ *   the wait limit: a Worker that does not build never serves
  */
 export async function startWorkerd(
   kubeconfig: string,
   vars: Record<string, string>,
+  options: WorkerdOptions = {},
 ): Promise<Workerd> {
   const dir = dirname(kubeconfig);
   const kc = parse(readFileSync(kubeconfig, "utf8")) as {
@@ -87,10 +115,7 @@ export async function startWorkerd(
     join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
     "dev",
     // The main Worker and the render Worker (Kustomize), bound by the RENDER service binding.
-    "-c",
-    "wrangler.toml",
-    "-c",
-    "wrangler.render.toml",
+    ...(options.configs ?? ["wrangler.toml", "wrangler.render.toml"]).flatMap((c) => ["-c", c]),
     "--ip",
     "127.0.0.1",
     "--port",
@@ -102,9 +127,22 @@ export async function startWorkerd(
     "--test-scheduled",
     "--show-interactive-dev-session=false",
   ];
-  for (const [k, v] of Object.entries({ KUBE_API_URL: proxy.url, KUBE_TOKEN: token, ...vars })) {
+  for (const [k, v] of Object.entries({ KUBE_API_URL: proxy.url, ...vars })) {
     args.push("--var", `${k}:${v}`);
   }
+  const secrets = { KUBE_TOKEN: token, ...options.secrets };
+  const envFile = join(persist, "secrets.env");
+  // dotenv: a single-quoted value is taken as it is.
+  writeFileSync(
+    envFile,
+    Object.entries(secrets)
+      .map(([k, v]) => {
+        if (v.includes("'") || /[\r\n]/.test(v)) throw new Error(`${k}: no quote or newline`);
+        return `${k}='${v}'\n`;
+      })
+      .join(""),
+  );
+  args.push("--env-file", envFile);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
@@ -117,14 +155,34 @@ export async function startWorkerd(
     await Promise.race([proxy.stop().catch(() => undefined), sleep(3000)]);
     rmSync(persist, { recursive: true, force: true });
   };
+  // What ends the wait for /healthz early: wrangler gone, or a build it reported failed.
+  const dead = new AbortController();
+  const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+    dead.abort(new Error(`wrangler dev exited (${signal ?? `code ${code}`}) before serving`));
+  const onData = () => {
+    if (BUILD_FAILED.test(plain(output()))) {
+      dead.abort(new Error("wrangler dev: the Worker's build failed"));
+    }
+  };
+  child.once("exit", onExit);
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
   try {
     await waitFor(
       "wrangler dev up",
-      async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
+      // wrangler's own server holds a request until the Worker is built: the signal ends it.
+      async () =>
+        (await fetch(`${base}/healthz`, { signal: dead.signal }).catch(() => undefined))?.ok,
+      { signal: dead.signal },
     );
   } catch (err) {
     await stop();
-    throw new Error(`${String(err)}\n${output().slice(-3000)}`);
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(`${reason}\n${plain(output()).slice(-6000)}`);
+  } finally {
+    child.off("exit", onExit);
+    child.stdout?.off("data", onData);
+    child.stderr?.off("data", onData);
   }
   return { base, proxy, output, stop };
 }

@@ -34,7 +34,7 @@ export const git: SourceKind<"git"> = {
     if (misplaced) return err([misplaced]);
     const result =
       fetched.kind === "manifests"
-        ? parseManifests(fetched.files)
+        ? parseManifests(fetched.files, ctx.ports.budget)
         : await renderWithEngine(ctx, spec, fetched);
     return result.ok ? { ok: true, value: dropSkippedHooks(result.value) } : result;
   },
