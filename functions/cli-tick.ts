@@ -6,15 +6,16 @@ import type { Redactor } from "../src/core/redact.ts";
 import { createKubePort } from "../src/kube/adapter.ts";
 import { nodeKubeTransport } from "../src/kube/node.ts";
 import { tickAt } from "../src/plan/schedule.ts";
-import { planTick, skippedResult } from "../src/reconcile/tick.ts";
+import { dueAppSets, planTick, skippedResult } from "../src/reconcile/tick.ts";
 import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import type { CliArgs } from "./cli-args.ts";
 
 /**
- * Runs one tick: due Apps are reconciled (at most config.concurrency at once), the others get a
+ * Runs one tick: the due AppSets are evaluated first (their result lines printed; an App one
+ * makes is new, so it is due in the same tick), then the due Apps are reconciled (at most config.concurrency at once), the others get a
  * Skipped line (--force: all, each with a full comparison); each Git source is resolved once.
  * Every result line goes to `print`; log lines to stderr, redacted.
- * @returns the exit code: 1 when a run failed, else 0
+ * @returns the exit code: 1 when a run (or an AppSet) failed, else 0
  */
 export async function runTick(
   args: Extract<CliArgs, { kind: "reconcile-all" }>,
@@ -29,13 +30,29 @@ export async function runTick(
   const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
   const now = new Date();
   const tick = tickAt(now, args.everyMs);
-  const plan = await planTick({ kube: createKubePort(transport) }, tick, {
+  const kube = createKubePort(transport);
+  const sets = await dueAppSets({ kube, log }, tick, {
+    namespace: args.namespace,
+    force: args.force,
+    shard: args.shard,
+  });
+  let failed = false;
+  if (sets.length > 0) {
+    const [{ reconcileAppSets }, { nodePorts }] = await Promise.all([
+      import("../src/reconcile/appset.ts"),
+      import("./node-ports.ts"),
+    ]);
+    const ports = nodePorts(kubeconfig, config, redactor, { transport });
+    const results = await reconcileAppSets(ports(), now, { sets, onResult: print });
+    failed = results.some((r) => r.outcome === "Failed");
+  }
+  const plan = await planTick({ kube }, tick, {
     namespace: args.namespace,
     force: args.force,
     shard: args.shard,
     onSkipped: (row) => print(skippedResult(row, now, tick.periodMs)),
   });
-  if (plan.due.length === 0) return 0;
+  if (plan.due.length === 0) return failed ? 1 : 0;
   const [loop, { nodePorts }] = await Promise.all([
     import("../src/reconcile/index.ts"),
     import("./node-ports.ts"),
@@ -56,5 +73,5 @@ export async function runTick(
     print,
     config.concurrency,
   );
-  return results.some((r) => r.outcome === "Failed") ? 1 : 0;
+  return failed || results.some((r) => r.outcome === "Failed") ? 1 : 0;
 }

@@ -3,12 +3,15 @@
 import { nameOf } from "../src/core/index.ts";
 import { tickAt } from "../src/plan/index.ts";
 import {
+  type AppSetResult,
   createInventoryIndex,
+  dueAppSets,
   hintFor,
   type Ports,
   planTick,
   type RunOptions,
   type RunResult,
+  reconcileAppSets,
   reconcileMany,
   resolveSources,
 } from "../src/reconcile/index.ts";
@@ -29,6 +32,7 @@ export interface Runner {
   reconcile(key: Key, options?: RunOptions): Promise<void>;
   /**
    * One scheduled tick of period `periodMs` (default: the schedule's, else one minute): the due
+   * AppSets are evaluated first (so the Apps they make run in the same tick), then the due
    * Apps (deleted ones among them) are reconciled, each Git source resolved once.
    */
   tick(periodMs?: number): Promise<void>;
@@ -43,13 +47,14 @@ export interface Runner {
  * (`followUpSeconds`: its objects are Progressing) gets a timer for it, one per App; a tick
  * plans as the Worker's cron does (planTick: the compact list, the stateless schedule; one
  * lookup per Git source, one read of the inventories) and reconciles the due Apps. Ticks never
- * overlap and run at most `concurrency` Apps at once; every run prints its result line.
+ * overlap and run at most `concurrency` Apps at once; every run prints its result line (an AppSet's: `printAppSet`).
  */
 export function createRunner(
   ports: () => Ports,
   print: (r: RunResult) => void,
   log: (entry: Record<string, unknown>) => void,
   concurrency = 4,
+  printAppSet: (r: AppSetResult) => void = (r) => log({ msg: "appset", ...r }),
 ): Runner {
   const running = new Set<string>();
   const again = new Map<string, RunOptions>();
@@ -115,7 +120,15 @@ export function createRunner(
       if (ticking) return;
       ticking = true;
       try {
-        const plan = await planTick(ports(), tickAt(new Date(), periodMs));
+        const tick = tickAt(new Date(), periodMs);
+        const sets = await dueAppSets(ports(), tick);
+        if (sets.length > 0) {
+          await reconcileAppSets(ports(), new Date(), {
+            sets,
+            onResult: printAppSet,
+          });
+        }
+        const plan = await planTick(ports(), tick);
         const due = plan.due;
         if (due.length > 0) log({ msg: "schedule", due: due.map(nameOf) });
         const hints = await resolveSources(ports(), due);

@@ -12,6 +12,7 @@ import {
 import { jsonPoster } from "../src/notify/index.ts";
 import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
+import { appSetWebhooks } from "./appsets.ts";
 import { nodePorts } from "./node-ports.ts";
 import { createRunner } from "./node-runs.ts";
 import { forgePreviewer } from "./previews.ts";
@@ -38,7 +39,7 @@ export async function serve(
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
   const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
-  const runner = createRunner(ports, print, log, config.concurrency);
+  const runner = createRunner(ports, print, log, config.concurrency, print);
   // Said at start (and by /healthz): no API tokens, no webhook secret.
   for (const warning of configWarnings(httpConfig)) log({ level: "warning", msg: warning });
   const app = createHttpApp({
@@ -52,6 +53,14 @@ export async function serve(
       void task.catch((err) => log({ msg: "deferred task failed", error: String(err) })),
     slackRespond: jsonPoster(),
     previewPullRequest: forgePreviewer(ports, httpConfig.namespace ?? DEFAULT_NAMESPACE, log),
+    // An AppSet's git or pullRequest generator moved: its Apps change and run now.
+    appSets: appSetWebhooks(
+      ports,
+      (apps) => {
+        for (const a of apps) void runner.reconcile(a, { compare: true });
+      },
+      print,
+    ),
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       // One lookup per Git source, after the answer; each run gets its revision.

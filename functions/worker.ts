@@ -1,4 +1,4 @@
-// Cloudflare Worker: fetch (the Hono app), scheduled (cron: enqueue due Apps), queue (one
+// Cloudflare Worker: fetch (the Hono app), scheduled (cron: evaluate due AppSets, enqueue due Apps), queue (one
 // message = a few Apps on one source and revision, reconciled in turn so they share one fetch).
 // Configuration comes from bindings, validated per isolate.
 import { Redactor } from "../src/core/index.ts";
@@ -32,16 +32,19 @@ import {
 import {
   createInventoryIndex,
   type DestinationPort,
+  dueAppSets,
   hintFor,
   type Ports,
   planTick,
   type RunOptions,
   reconcileApp,
+  reconcileAppSets,
   resolveSources,
 } from "../src/reconcile/index.ts";
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
+import { appSetWebhooks } from "./appsets.ts";
 import { forgePreviewer } from "./previews.ts";
 
 /**
@@ -319,6 +322,19 @@ export default {
     if (problems.length > 0) return unavailable(new URL(request.url).pathname, problems);
     const ports = portsFor(env);
     const config = parseHttpConfig(env);
+    // Apps to run now: the first few after the response, the rest through the queue.
+    const runNow = async (apps: Target[], reason: string) => {
+      // One lookup per Git source, handed to every run on it.
+      const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
+      // Webhook latency: reconcile the first few now (after the response), queue the rest.
+      const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
+      for (const a of inline) {
+        ctx.waitUntil(reconcileLogged(env, a, { source: hintFor(hints, a) }));
+      }
+      if (apps.length > inline.length) {
+        await enqueue(env, apps.slice(inline.length), hints, reason);
+      }
+    };
     const app = createHttpApp({
       apps: ports.kube,
       config,
@@ -341,18 +357,14 @@ export default {
         }
         await previewer(() => ports, env)(inline, pr);
       },
-      async trigger(apps, reason) {
-        // One lookup per Git source, handed to every run on it.
-        const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });
-        // Webhook latency: reconcile the first few now (after the response), queue the rest.
-        const inline = env.RECONCILE_QUEUE ? apps.slice(0, INLINE_RECONCILES) : apps;
-        for (const a of inline) {
-          ctx.waitUntil(reconcileLogged(env, a, { source: hintFor(hints, a) }));
-        }
-        if (apps.length > inline.length) {
-          await enqueue(env, apps.slice(inline.length), hints, reason);
-        }
-      },
+      trigger: runNow,
+      // An AppSet's git or pullRequest generator moved (in waitUntil, through `defer`): the
+      // Apps it changed run as a push's do.
+      appSets: appSetWebhooks(
+        () => ports,
+        (apps) => runNow(apps, "appset"),
+        logLine,
+      ),
     });
     return app.fetch(request);
   },
@@ -362,6 +374,9 @@ export default {
     // Ticks on the cron's grid; the slots of (previous tick, this tick] are due.
     const periodMs = (event.cron && cronPeriodMs(event.cron)) || DEFAULT_TICK_MS;
     const at = event.scheduledTime ?? Math.floor(Date.now() / periodMs) * periodMs;
+    // AppSets first: an App one makes is new, so this tick plans it.
+    const sets = await dueAppSets(ports, { at, periodMs });
+    if (sets.length > 0) await reconcileAppSets(ports, new Date(), { sets, onResult: logLine });
     const plan = await planTick(ports, { at, periodMs });
     const hints = await resolveSources(ports, plan.due);
     const messages = env.RECONCILE_QUEUE ? await enqueue(env, plan.due, hints, "schedule") : 0;

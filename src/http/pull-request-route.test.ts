@@ -4,6 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { FakeKube, testApp } from "../../test/support/fake-kube.ts";
 import { createHttpApp } from "./app.ts";
+import type { AppSetWebhook } from "./appsets.ts";
 import type { PullRequestTarget } from "./types.ts";
 import type { PullRequestEvent } from "./webhooks.ts";
 
@@ -185,6 +186,115 @@ describe("POST /webhooks/gitlab Merge Request Hook and /webhooks/gitea pull_requ
     expect(previews.map((p) => [p.pr.provider, p.pr.headRef])).toEqual([
       ["gitea", "refs/pull/2/head"],
       ["gitea", "refs/pull/2/head"],
+    ]);
+  });
+});
+
+describe("webhooks and AppSets (HttpDeps.appSets)", () => {
+  const PUSH = path.resolve(import.meta.dirname, "../../test/fixtures/webhooks/gitlab-push-1.json");
+
+  function withAppSets(preview: boolean) {
+    const kube = new FakeKube(APPS);
+    const events: AppSetWebhook[] = [];
+    const deferred: Array<Promise<unknown>> = [];
+    const previews: PullRequestTarget[][] = [];
+    const app = createHttpApp({
+      apps: kube,
+      config: { apiTokens: [], githubWebhookSecret: SECRET, gitlabWebhookToken: "gl-token" },
+      trigger: kube.trigger,
+      now: () => new Date("2026-03-04T05:06:07Z"),
+      defer: (t) => deferred.push(t),
+      async appSets(event) {
+        events.push(event);
+      },
+      ...(preview
+        ? {
+            async previewPullRequest(apps: PullRequestTarget[]) {
+              previews.push(apps);
+            },
+          }
+        : {}),
+    });
+    const send = (body: string) =>
+      app.request("/webhooks/github", {
+        method: "POST",
+        body,
+        headers: {
+          "content-type": "application/json",
+          "X-GitHub-Event": "pull_request",
+          "X-Hub-Signature-256": `sha256=${createHmac("sha256", SECRET).update(body).digest("hex")}`,
+        },
+      });
+    return { app, send, events, deferred, previews, kube };
+  }
+
+  it("a pull request opened reaches the AppSets after the answer, beside the previews", async () => {
+    const { send, events, deferred, previews } = withAppSets(true);
+    const res = await send(payload("opened"));
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["team-a/base", "team-a/head"],
+      number: 2,
+      head: "ec26c3e57ca3a959ca5aad62de7213c562f8c821",
+    });
+    expect(deferred).toHaveLength(2);
+    expect(previews).toHaveLength(1);
+    expect(events).toEqual([
+      {
+        kind: "pullRequest",
+        provider: "github",
+        repoUrls: expect.arrayContaining([URL, "https://github.com/Codertocat/Hello-World"]),
+      },
+    ]);
+  });
+
+  it("a closed pull request reaches the AppSets (its preview App goes) but previews nothing", async () => {
+    const { send, events, previews } = withAppSets(true);
+    const res = await send(payload("closed"));
+    expect(await res.json()).toEqual({
+      ignored: true,
+      event: "pull_request",
+      reason: "action closed",
+      appSets: true,
+    });
+    expect(events.map((e) => e.kind)).toEqual(["pullRequest"]);
+    expect(previews).toEqual([]);
+  });
+
+  it("pull requests reach the AppSets without previews configured; a labeled one is ignored", async () => {
+    const { send, events } = withAppSets(false);
+    expect(await (await send(payload("synchronize"))).json()).toEqual({
+      ignored: true,
+      event: "pull_request",
+      reason: "action synchronize",
+      appSets: true,
+    });
+    expect(await (await send(payload("labeled"))).json()).toEqual({
+      ignored: true,
+      event: "pull_request",
+      reason: "action labeled",
+    });
+    expect(events).toHaveLength(1);
+  });
+
+  it("a push reaches the AppSets with the pushed repository's URLs, and still triggers its Apps", async () => {
+    const { app, events, deferred } = withAppSets(false);
+    const res = await app.request("/webhooks/gitlab", {
+      method: "POST",
+      body: readFileSync(PUSH, "utf8"),
+      headers: {
+        "content-type": "application/json",
+        "X-Gitlab-Event": "Push Hook",
+        "X-Gitlab-Token": "gl-token",
+      },
+    });
+    expect(res.status).toBe(202);
+    expect(deferred).toHaveLength(1);
+    expect(events).toEqual([
+      {
+        kind: "push",
+        repoUrls: expect.arrayContaining(["http://example.com/mike/diaspora.git"]),
+      },
     ]);
   });
 });

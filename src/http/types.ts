@@ -2,6 +2,7 @@
 import type { App, AppRow } from "../app/index.ts";
 import type { NamespacedName, Redactor } from "../core/index.ts";
 import type { GitSourceRef } from "../plan/index.ts";
+import type { AppSetWebhook } from "./appsets.ts";
 import type { Caller } from "./auth.ts";
 import type { HttpConfig } from "./config.ts";
 import type { Log } from "./errors.ts";
@@ -91,6 +92,13 @@ export interface HttpDeps {
    * pull_request deliveries are ignored.
    */
   previewPullRequest?(apps: PullRequestTarget[], pr: PullRequestEvent): Promise<unknown>;
+  /**
+   * Reconciles the AppSets a push or pull-request webhook concerns (appSetsForWebhook: git
+   * generators on the pushed repository; pullRequest generators on the PR's base repository,
+   * for opened, synchronize, reopened and closed) and runs the Apps they changed; run through
+   * {@link defer} after the answer. Absent: webhooks leave AppSets to the schedule.
+   */
+  appSets?(event: AppSetWebhook): Promise<void>;
   /** Posts a message to a Slack response_url (JSON). Absent: Slack answers are not sent. */
   slackRespond?(url: string, payload: Record<string, unknown>): Promise<void>;
 }

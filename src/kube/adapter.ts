@@ -259,6 +259,24 @@ export function createKubePort(
     listNamespaceContents(namespace) {
       return listNamespaceContents(call, namespace);
     },
+    async writeObjectStatus(obj, status, opts = {}) {
+      const ref = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name };
+      const path = await objectPath(
+        obj.metadata.namespace ? { ...ref, namespace: obj.metadata.namespace } : ref,
+      );
+      const body = { apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata, status };
+      return (await ok("update", "PUT", `${path}/status`, {
+        body,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })) as KubeObject;
+    },
+    async mergePatch(ref, patch, opts = {}) {
+      return (await ok("patch", "PATCH", await objectPath(ref), {
+        body: patch,
+        contentType: "application/merge-patch+json",
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })) as KubeObject;
+    },
     async emitEvent(app, event) {
       const at = now().toISOString();
       const name = `${app.metadata.name}.${now().getTime().toString(16)}${Math.floor(Math.random() * 0xffff).toString(16)}`;

@@ -3,6 +3,7 @@ export * from "./adopt.ts";
 export * from "./applied.ts";
 export * from "./apply-error.ts";
 export * from "./apply-policy.ts";
+export * from "./appset.ts";
 export * from "./autoscaled.ts";
 export * from "./cascade.ts";
 export * from "./changed.ts";

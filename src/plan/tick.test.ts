@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import type { AppRow } from "../app/index.ts";
 import { lastSlot } from "./schedule.ts";
 import {
+  APPSET_INTERVAL,
+  type AppSetDueRef,
+  appSetDue,
   batchBySource,
   dueRows,
   type GitSourceRef,
@@ -136,5 +139,51 @@ describe("sources", () => {
       ["b0", "b1"],
       ["img", "img2"],
     ]);
+  });
+});
+
+describe("appSetDue", () => {
+  const tick = { at: T0, periodMs: MIN };
+  const settled = (uid: string, over: Partial<AppSetDueRef["status"]> = {}): AppSetDueRef => ({
+    metadata: { namespace: "ns", name: uid, uid, generation: 2 },
+    status: { observedGeneration: 2, conditions: [], ...over },
+  });
+  // Uids whose slot in every 3 minutes falls inside, and outside, the tick's minute.
+  const uids = Array.from({ length: 60 }, (_, i) => `uid-${i}`);
+  const row = (uid: string) => ({ namespace: "ns", name: uid, uid, interval: APPSET_INTERVAL });
+  const inSlot = uids.find((u) => lastSlot(row(u), T0) > T0 - MIN) ?? "";
+  const outSlot = uids.find((u) => lastSlot(row(u), T0) <= T0 - MIN) ?? "";
+
+  it("is due when never evaluated, when its spec changed and when it is failing", () => {
+    expect(outSlot).not.toBe("");
+    expect(appSetDue({ metadata: { namespace: "ns", name: "a", uid: outSlot } }, tick)).toBe(true);
+    expect(
+      appSetDue(
+        { ...settled(outSlot), metadata: { ...settled(outSlot).metadata, generation: 3 } },
+        tick,
+      ),
+    ).toBe(true);
+    const failing = settled(outSlot, { conditions: [{ type: "ErrorOccurred", status: "True" }] });
+    expect(appSetDue(failing, tick)).toBe(true);
+    const fine = settled(outSlot, { conditions: [{ type: "ErrorOccurred", status: "False" }] });
+    expect(appSetDue(fine, tick)).toBe(false);
+  });
+
+  it("is due when its slot in every 3 minutes falls in the tick, once in three one-minute ticks", () => {
+    expect(inSlot).not.toBe("");
+    expect(appSetDue(settled(inSlot), tick)).toBe(true);
+    const ticks = [0, 1, 2].map((k) =>
+      appSetDue(settled(inSlot), { at: T0 + k * MIN, periodMs: MIN }),
+    );
+    expect(ticks).toEqual([true, false, false]);
+    expect(appSetDue(settled(inSlot), { at: T0 + 3 * MIN, periodMs: MIN })).toBe(true);
+  });
+
+  it("force takes every AppSet; a shard only its own", () => {
+    expect(appSetDue(settled(outSlot), tick, { force: true })).toBe(true);
+    const shards = [0, 1].map((index) =>
+      appSetDue(settled(inSlot), tick, { shard: { index, count: 2 } }),
+    );
+    expect(shards.filter(Boolean)).toHaveLength(1);
   });
 });

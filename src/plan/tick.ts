@@ -1,7 +1,7 @@
 // A scheduled tick's plan: which Apps are due, and their Git sources grouped so that
 // each repository and ref is resolved once and the revision handed to every run. Pure.
 import type { AppRow } from "../app/index.ts";
-import { type Due, dueAt, shardOf, type Tick } from "./schedule.ts";
+import { type Due, dueAt, lastSlot, shardOf, type Tick } from "./schedule.ts";
 
 /** A revision resolved once for a Git source, handed to the runs of every App on it. */
 export interface SourceHint {
@@ -120,4 +120,49 @@ function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += Math.max(1, size)) out.push(items.slice(i, i + size));
   return out;
+}
+
+/**
+ * How often an AppSet's generators are read again without a trigger: 3 minutes, Argo CD's
+ * ApplicationSet default (requeueAfterSeconds 180). Webhooks bring changes sooner.
+ */
+export const APPSET_INTERVAL = "3m";
+
+/** What deciding whether an AppSet is due reads of it (metadata and status only). */
+export interface AppSetDueRef {
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string | undefined;
+    generation?: number | undefined;
+  };
+  status?:
+    | {
+        observedGeneration?: number | undefined;
+        conditions?: ReadonlyArray<{ type: string; status: string }> | undefined;
+      }
+    | undefined;
+}
+
+/**
+ * Whether a tick evaluates the AppSet: never evaluated (no status.observedGeneration); its spec
+ * changed (generation ≠ observedGeneration); failing (ErrorOccurred True: every tick, as an
+ * error is cheap to find again and a fixed Secret or repository should show soon); or its slot
+ * in every APPSET_INTERVAL fell in the tick (lastSlot, spread by its uid as Apps are). With
+ * `force`, every AppSet; with `shard`, only that shard's AppSets (shardOf of its uid).
+ */
+export function appSetDue(appset: AppSetDueRef, tick: Tick, options: TickOptions = {}): boolean {
+  const row = {
+    namespace: appset.metadata.namespace,
+    name: appset.metadata.name,
+    interval: APPSET_INTERVAL,
+    ...(appset.metadata.uid ? { uid: appset.metadata.uid } : {}),
+  };
+  if (options.shard && shardOf(row, options.shard.count) !== options.shard.index) return false;
+  if (options.force) return true;
+  const observed = appset.status?.observedGeneration;
+  if (observed === undefined || observed !== appset.metadata.generation) return true;
+  if (appset.status?.conditions?.some((c) => c.type === "ErrorOccurred" && c.status === "True"))
+    return true;
+  return lastSlot(row, tick.at) > tick.at - tick.periodMs;
 }

@@ -1,5 +1,6 @@
 // The reconcile loop and its ports; adapters are passed in by the composition roots (functions/).
 
+export * from "./appset.ts";
 export * from "./diff.ts";
 export { createInventoryIndex } from "./ownership.ts";
 export * from "./ports.ts";

@@ -134,9 +134,23 @@ export interface KubePort extends ClusterPort {
    * kind is not installed. May be cached by the process for a few seconds.
    */
   listPolicies(): Promise<AppPolicyObject[] | undefined>;
-  /** Emits a core/v1 Event whose involvedObject is the App. */
+  /**
+   * Replaces the status subresource of any object (an AppSet) with the resourceVersion
+   * precondition its metadata carries (409 on conflict). Returns the object the server stored.
+   */
+  writeObjectStatus(obj: KubeObject, status: unknown, options?: WriteOptions): Promise<KubeObject>;
+  /**
+   * A JSON merge patch (RFC 7386) on an object, with its resourceVersion precondition when
+   * the patch's metadata carries one. Returns the object the server stored.
+   */
+  mergePatch(
+    ref: ObjectRef,
+    patch: Record<string, unknown>,
+    options?: WriteOptions,
+  ): Promise<KubeObject>;
+  /** Emits a core/v1 Event whose involvedObject is the App (or another plumb object: an AppSet). */
   emitEvent(
-    app: App,
+    app: Pick<App, "apiVersion" | "kind" | "metadata">,
     event: { type: "Normal" | "Warning"; reason: string; message: string },
   ): Promise<void>;
   /**
@@ -210,6 +224,11 @@ export interface GitPort {
   resolve(source: GitSource, auth: SourceAuth | undefined): Promise<string>;
   /** The files under source.path at `commit` (.yaml, .yml, .json, recursively, sorted by path). */
   fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
+  /**
+   * Every directory of the repository at `commit` ("/"-joined from the root, hidden ones left
+   * out), sorted: what an AppSet's Git directory generator matches its globs against.
+   */
+  directories?(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<string[]>;
   /**
    * What source.path holds at `commit`: plain manifests (as fetch), or, when the directory
    * holds a kustomization or Chart.yaml, the repository's files the engine renders from (the

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createFakeKube, testApp } from "../../test/support/fake-kube.ts";
 import { SourceError } from "../core/index.ts";
 import type { GitPort, Ports } from "./ports.ts";
-import { planTick, resolveSources } from "./tick.ts";
+import { dueAppSets, planTick, resolveSources } from "./tick.ts";
 
 const MIN = 60_000;
 const T0 = Date.parse("2026-11-29T12:00:00.000Z");
@@ -129,5 +129,48 @@ describe("resolveSources", () => {
     );
     expect([...hints.values()].map((h) => h.url)).toEqual(["fast"]);
     answer("4".repeat(40));
+  });
+});
+
+describe("dueAppSets", () => {
+  const tick = { at: Date.parse("2026-12-03T10:00:00Z"), periodMs: 60_000 };
+  const stored = (name: string, status?: Record<string, unknown>) => ({
+    apiVersion: "plumb.dev/v1alpha1",
+    kind: "AppSet",
+    metadata: { name, namespace: "team", uid: `uid-${name}`, generation: 2 },
+    spec: {},
+    ...(status ? { status } : {}),
+  });
+
+  it("keeps the new, changed and failing AppSets of the namespace", async () => {
+    const kube = createFakeKube();
+    await kube.apply(stored("new"));
+    await kube.apply(stored("changed", { observedGeneration: 1 }));
+    await kube.apply(
+      stored("failing", {
+        observedGeneration: 2,
+        conditions: [{ type: "ErrorOccurred", status: "True" }],
+      }),
+    );
+    await kube.apply({
+      ...stored("elsewhere"),
+      metadata: { ...stored("x").metadata, namespace: "b" },
+    });
+    const due = await dueAppSets({ kube }, tick, { namespace: "team" });
+    expect(due.map((s) => s.metadata.name).sort()).toEqual(["changed", "failing", "new"]);
+  });
+
+  it("a list that fails is logged and counts as none, so the Apps' tick goes on", async () => {
+    const kube = createFakeKube();
+    kube.fail.list = new Error("appsets.plumb.dev is forbidden");
+    const logged: Array<Record<string, unknown>> = [];
+    const due = await dueAppSets({ kube, log: (e) => logged.push(e) }, tick);
+    expect(due).toEqual([]);
+    expect(logged).toEqual([
+      {
+        msg: "AppSets not listed; this tick evaluates none",
+        error: "appsets.plumb.dev is forbidden",
+      },
+    ]);
   });
 });

@@ -3,10 +3,12 @@
 // The cron trigger enqueues what this plans (functions/worker.ts); `plumb reconcile --all` runs it.
 // Light on purpose: a tick that finds nothing due loads this, the schedule and the Kubernetes
 // adapter, not the reconcile loop (its sources, renderers and Git client).
+import { APPSET_API_VERSION, APPSET_KIND, type AppSetObject } from "../app/appset.ts";
 import type { AppRow, HealthStatus, SyncStatus } from "../app/index.ts";
 import { nameOf } from "../core/index.ts";
 import { nextRunAt, type Tick } from "../plan/schedule.ts";
 import {
+  appSetDue,
   type DueApp,
   dueRows,
   type GitSourceRef,
@@ -70,6 +72,37 @@ export async function planTick(
     next = page.continue;
   } while (next);
   return { due, listed, pages };
+}
+
+/**
+ * The AppSets a tick evaluates (plan/tick.ts appSetDue), of `options.namespace` or all; none
+ * when the AppSet CRD is not installed. One list request; light, as planTick is, so a tick with
+ * no AppSet due loads nothing more. A tick evaluates them before it plans the Apps, so an App
+ * an AppSet makes is synced in the same tick. A list that fails (plumb's identity not yet
+ * allowed to read AppSets, the API server busy) is logged and counts as none: the Apps' tick
+ * goes on.
+ */
+export async function dueAppSets(
+  ports: Pick<Ports, "kube" | "log">,
+  tick: Tick,
+  options: Pick<PlanOptions, "namespace" | "force" | "shard"> = {},
+): Promise<AppSetObject[]> {
+  let found: AppSetObject[];
+  try {
+    found = (await ports.kube.list(
+      APPSET_API_VERSION,
+      APPSET_KIND,
+      "",
+      options.namespace,
+    )) as unknown as AppSetObject[];
+  } catch (e) {
+    ports.log?.({
+      msg: "AppSets not listed; this tick evaluates none",
+      error: e instanceof Error ? e.message : String(e),
+    });
+    return [];
+  }
+  return found.filter((s) => appSetDue(s, tick, options));
 }
 
 /**

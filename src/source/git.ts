@@ -17,6 +17,7 @@ import {
   type RevisionStore,
   repositoryFromPack,
 } from "./cache.ts";
+import { listDirectories } from "./directories.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
 import {
   PackObjectTooLarge,
@@ -218,6 +219,10 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
 
     async fetch(source, commit, auth): Promise<SourceFile[]> {
       return download(source, commit, auth, (at) => collectManifests(at));
+    },
+
+    async directories(source, commit, auth): Promise<string[]> {
+      return download(source, commit, auth, (at) => listDirectories(at));
     },
 
     async fetchSource(source, commit, auth, reads): Promise<FetchedSource> {

@@ -220,6 +220,31 @@ export class FakeKube implements KubePort {
     this.counts.delete++;
     return this.objects.delete(this.key(ref)) ? ("deleted" as const) : ("gone" as const);
   }
+  async writeObjectStatus(obj: KubeObject, status: unknown) {
+    this.maybeFail("writeObjectStatus");
+    this.counts.update++;
+    const o = this.objects.get(this.key(refOf(obj)));
+    if (!o) throw new KubeApiError(404, "NotFound", `${obj.kind} ${obj.metadata.name} not found`);
+    if (
+      obj.metadata.resourceVersion &&
+      o.metadata.resourceVersion !== obj.metadata.resourceVersion
+    ) {
+      throw new KubeApiError(409, "Conflict", "changed");
+    }
+    o["status"] = structuredClone(status);
+    o.metadata.resourceVersion = String(++this.rv);
+    return structuredClone(o);
+  }
+  async mergePatch(ref: ObjectRef, patch: Record<string, unknown>) {
+    this.maybeFail("mergePatch");
+    this.counts.patch++;
+    const o = this.objects.get(this.key(ref));
+    if (!o) throw new KubeApiError(404, "NotFound", `${ref.kind} ${ref.name} not found`);
+    const merged = mergeJson(o, patch) as KubeObject;
+    merged.metadata.resourceVersion = String(++this.rv);
+    this.objects.set(this.key(ref), merged);
+    return structuredClone(merged);
+  }
   async listNamespaceContents(namespace: string) {
     this.maybeFail("listNamespaceContents");
     this.counts.list++;
@@ -368,4 +393,18 @@ export function testApp(
   };
   if (opts.status) app.status = opts.status;
   return app;
+}
+
+/** RFC 7386 JSON merge patch: null removes, objects merge, anything else replaces. */
+function mergeJson(target: unknown, patch: unknown): unknown {
+  if (!patch || typeof patch !== "object" || Array.isArray(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> =
+    target && typeof target === "object" && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergeJson(out[k], v);
+  }
+  return out;
 }

@@ -122,7 +122,8 @@ export function registerWebhookRoutes(
         throw new HttpError(400, `missing ${PROVIDER[provider].event} header`);
       if (provider === "github" && event === "ping") return c.json({ message: "pong" }, 200);
       const pullRequest =
-        PULL_REQUEST_EVENTS[provider].includes(event) && deps.previewPullRequest !== undefined;
+        PULL_REQUEST_EVENTS[provider].includes(event) &&
+        (deps.previewPullRequest !== undefined || deps.appSets !== undefined);
       if (!PUSH_EVENTS[provider].includes(event) && !pullRequest) {
         return c.json({ ignored: true, event }, 202);
       }
@@ -146,6 +147,7 @@ export function registerWebhookRoutes(
         return c.json({ ignored: true, event, reason: `ref ${push.ref} deleted` }, 202);
       }
 
+      if (deps.appSets) later(deps, deps.appSets({ kind: "push", repoUrls: push.repoUrls }));
       const { matched, onOtherRefs } = await matchingApps(deps.apps, push);
       const keys: TriggerTarget[] = matched.map((row) => ({
         namespace: row.namespace,
@@ -174,7 +176,9 @@ export function registerWebhookRoutes(
  * opened, synchronize and reopened preview every App whose source follows the base repository
  * on the base branch (HEAD: the default branch), after the answer 202 {"apps", "number",
  * "head"}; other actions (closed, merged, labeled, a GitLab update without new commits…) →
- * 202 {"ignored", "event", "reason"}.
+ * 202 {"ignored", "event", "reason"}. With `deps.appSets`, opened, synchronize, reopened and
+ * closed also evaluate the AppSets on the base repository after the answer; an "ignored"
+ * answer (previews') then says `"appSets": true`.
  */
 async function answerPullRequest(
   c: Context,
@@ -188,20 +192,32 @@ async function answerPullRequest(
     throw new HttpError(400, `not a ${event} payload`, { issues: parsed.error });
   }
   const pr = parsed.value;
-  if (!previewsPullRequest(pr.action)) {
-    return c.json({ ignored: true, event, reason: `action ${pr.action}` }, 202);
+  // AppSets' pullRequest generators: a new head or a closed PR changes their Apps.
+  const forAppSets = deps.appSets !== undefined && APPSET_ACTIONS.has(pr.action);
+  if (forAppSets && deps.appSets) {
+    later(deps, deps.appSets({ kind: "pullRequest", provider, repoUrls: pr.repoUrls }));
+  }
+  if (!previewsPullRequest(pr.action) || !deps.previewPullRequest) {
+    // "ignored" speaks for previews; `appSets` says the AppSets are evaluated all the same.
+    const answer = { ignored: true, event, reason: `action ${pr.action}` };
+    return c.json(forAppSets ? { ...answer, appSets: true } : answer, 202);
   }
   const { matched } = await matchingApps(deps.apps, pr);
   const apps: PullRequestTarget[] = matched.flatMap((row) =>
     row.git ? [{ namespace: row.namespace, name: row.name, url: row.git.url }] : [],
   );
-  if (apps.length > 0 && deps.previewPullRequest) {
-    const task = deps.previewPullRequest(apps, pr);
-    if (deps.defer) deps.defer(task);
-    else void task.catch((e) => deps.log?.({ msg: "preview failed", error: String(e) }));
-  }
+  if (apps.length > 0) later(deps, deps.previewPullRequest(apps, pr));
   deps.log?.({ msg: "webhook pull_request", provider, number: pr.number, apps: apps.length });
   return c.json({ apps: apps.map(nameOf), number: pr.number, head: pr.headSha }, 202);
+}
+
+/** Pull request actions that change what a pullRequest generator yields. */
+const APPSET_ACTIONS = new Set(["opened", "synchronize", "reopened", "closed"]);
+
+/** Runs `task` after the answer (deps.defer), or unawaited with its failure logged. */
+function later(deps: HttpDeps, task: Promise<unknown>): void {
+  if (deps.defer) deps.defer(task);
+  else void task.catch((e) => deps.log?.({ msg: "deferred task failed", error: String(e) }));
 }
 
 /** Rows per page when a webhook reads the App list. */
