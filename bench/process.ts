@@ -122,7 +122,24 @@ export async function processCost(
     quiet = s.exit === 0 && s.writes === 0 ? quiet + 1 : 0;
     if (quiet < 3) await new Promise((r) => setTimeout(r, 300));
   }
-  await measure("no-op: reconcile NS/NAME (guestbook)", ["reconcile", target], runs);
+  // With the disk Git cache and without it (a directory that cannot be created: every run
+  // fetches, as before the cache), interleaved so that both see the same load on the machine.
+  const on: ProcessSample[] = [];
+  const off: ProcessSample[] = [];
+  for (let i = 0; i < runs; i++) {
+    on.push(await timeProcess(cli, ["reconcile", target, ...k]));
+    off.push(
+      await timeProcess(cli, ["reconcile", target, ...k], {
+        PLUMB_CACHE_DIR: "/dev/null/plumb-cache-off",
+      }),
+    );
+  }
+  const command = `plumb reconcile ${target}`;
+  cases.push({ name: "no-op: reconcile NS/NAME (guestbook)", command, samples: on });
+  cases.push({ name: "no-op, disk Git cache off: reconcile NS/NAME", command, samples: off });
+  log(
+    `  no-op: CPU ${ms(summary(on).cpuMs)}; cache off ${ms(summary(off).cpuMs)} (median of ${runs})`,
+  );
   // Node's own start-up and exit on this machine, in this run: what the no-op is compared to.
   const baseline: ProcessSample[] = [];
   for (let i = 0; i < runs; i++) baseline.push(await timeProcess("-e", ["0"]));

@@ -3,7 +3,8 @@
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
-// `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each).
+// `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each);
+// `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -35,7 +36,7 @@ import { webhookLatency } from "./webhook.ts";
 const COMPARE_ONLY = process.argv.includes("--compare-only");
 const SCALE_ONLY = process.argv.includes("--scale-only");
 const ENGINES_ONLY = process.argv.includes("--engines-only");
-/** `--only <section>`: only that section ("hostile"). */
+/** `--only <section>`: only that section ("hostile", "cli"). */
 const ONLY = (() => {
   const at = process.argv.indexOf("--only");
   return at < 0 ? undefined : process.argv[at + 1];
@@ -144,8 +145,24 @@ async function main(): Promise<void> {
     phase("engines: a Kustomize no-op CLI run against guestbook's, and a CPU hog", 1_500_000, () =>
       engineCost(ROOT, kube, git!, cluster!.kubeconfig, log),
     );
+  // 9. Whole processes: the CLI from start to exit; a CronJob tick against serve --schedule
+  //    (serve lists every App: none but its own).
+  const processPhase = () =>
+    phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
+      processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
+    );
+  const tickPhase = () =>
+    phase("cron tick vs serve --schedule (whole processes)", 900_000, async () => {
+      await kube.deleteApps();
+      return tickCost(benchCli(ROOT), kube, git!, cluster!.kubeconfig, log);
+    });
   if (ENGINES_ONLY) {
     results.engines = await engines();
+    return;
+  }
+  if (ONLY === "cli") {
+    results.process = await processPhase();
+    results.tickCost = await tickPhase();
     return;
   }
   // 12. Hostile renders: one CLI run each under the default ceiling, peak RSS from outside.
@@ -197,9 +214,7 @@ async function main(): Promise<void> {
   );
 
   // 9. Whole processes: the CLI from start to exit.
-  results.process = await phase("whole processes: the plumb CLI under /usr/bin/time", 900_000, () =>
-    processCost(ROOT, kube, git!, cluster!.kubeconfig, log),
-  );
+  results.process = await processPhase();
 
   results.engines = await engines();
   results.hostile = await hostile();
@@ -294,15 +309,8 @@ async function main(): Promise<void> {
     if (c) results.cron.push(c);
   }
 
-  // 9. A CronJob tick against serve --schedule (serve lists every App: none but its own).
-  results.tickCost = await phase(
-    "cron tick vs serve --schedule (whole processes)",
-    900_000,
-    async () => {
-      await kube.deleteApps();
-      return tickCost(benchCli(ROOT), kube, git!, cluster!.kubeconfig, log);
-    },
-  );
+  // 9. A CronJob tick against serve --schedule.
+  results.tickCost = await tickPhase();
 
   // 9. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
   //    the Apps it leaves slow every list).

@@ -27,6 +27,10 @@ async function main(argv: string[]): Promise<number> {
     console.error(`plumb: ${args.error}\n${USAGE}`);
     return 2;
   }
+  // A run parses each schema a few times: zod's compiled fast path (a `new Function` per object
+  // schema, made on its first parse) would cost more than it saves. `plumb serve` keeps it.
+  // Set before any schema is built (zod reads it then).
+  if (args.kind !== "serve") (await import("zod")).config({ jitless: true });
   // Loaded after the arguments are checked: a usage error answers at once.
   const { parseRuntimeConfig } = await import("../src/runtime/config.ts");
   const config = parseRuntimeConfig(process.env);

@@ -3,7 +3,6 @@
 import { hostname } from "node:os";
 import { Redactor, runBudget } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
-import { createNodeEngines } from "../src/engines/node.ts";
 import {
   createDestinations,
   createKubePort,
@@ -13,6 +12,7 @@ import {
 import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
 import { createNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
+import type { RenderEngines } from "../src/render/engine.ts";
 import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
 import { createDiskRevisionStore } from "../src/source/cache-disk.ts";
 import { createChartPort } from "../src/source/chart.ts";
@@ -45,8 +45,9 @@ export function nodePorts(
     budget,
   });
   const image = createImagePort();
-  // Kustomize and Helm: started on the first render that needs them, once per process.
-  const engines = createNodeEngines({ timeoutMs: config.renderTimeoutMs });
+  // Kustomize and Helm: started on the first render that needs them, once per process; their
+  // code is loaded then too (a run of plain YAML never loads it: the fixed cost of a run).
+  const engines = lazyNodeEngines(config.renderTimeoutMs);
   const charts = createChartPort();
   const notify = createNotifier();
   const dns = cloudflareDnsSettings(config.dns);
@@ -76,4 +77,28 @@ export function nodePorts(
     log,
     redactor,
   });
+}
+
+/**
+ * The Node render engines (src/engines/node.ts), its module loaded on the first render; the same
+ * engines (one helper process per engine) serve every later render. Errors are the engines' own
+ * (EngineError), and a failed load of the module is retried by the next render.
+ * @param timeoutMs the time limit of one render (PLUMB_RENDER_TIMEOUT), ms
+ */
+export function lazyNodeEngines(timeoutMs: number | undefined): Required<RenderEngines> {
+  let loading: Promise<Required<RenderEngines>> | undefined;
+  const load = () => {
+    loading ??= import("../src/engines/node.ts").then(
+      (m) => m.createNodeEngines({ timeoutMs }),
+      (err: unknown) => {
+        loading = undefined;
+        throw err;
+      },
+    );
+    return loading;
+  };
+  return {
+    kustomize: async (request) => (await load()).kustomize(request),
+    helm: async (request) => (await load()).helm(request),
+  };
 }

@@ -1,10 +1,8 @@
-// `npm run build`: bundles the CLI (functions/cli.ts) with esbuild into dist/cli/<build>/, so a
-// run loads a few bundled files instead of hundreds of TypeScript modules (the fixed
-// cost of a run). functions/plumb.mjs (the `plumb` bin) calls this when a source changed.
+// `npm run build`: bundles the CLI (functions/cli.ts) with esbuild into dist/cli/<build>/cli.cjs,
+// so a run loads one file instead of hundreds of TypeScript modules (the fixed cost of a run).
+// functions/plumb.mjs (the `plumb` bin) calls this when a source changed.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { isBuiltin } from "node:module";
 import { join, relative, resolve } from "node:path";
-import type { Plugin } from "esbuild";
 
 export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist/cli");
@@ -38,70 +36,44 @@ export async function buildCli(): Promise<Manifest> {
     absWorkingDir: ROOT,
     entryPoints: { cli: "functions/cli.ts" },
     outdir,
+    // One CommonJS file, not ES modules: functions/plumb.mjs runs it through vm.Script, whose
+    // code cache (made after a run, so it holds every function that run compiled) V8 can
+    // take whole; Node's module compile cache holds only what is compiled eagerly.
+    outExtension: { ".js": ".cjs" },
     bundle: true,
-    splitting: true,
-    format: "esm",
+    format: "cjs",
     platform: "node",
     target: "node24",
     external: ["@kubernetes/client-node"],
-    plugins: [builtinsWithoutFacades],
-    // CommonJS dependencies call require() for Node built-ins.
+    // import.meta has no CommonJS form: the bundle's own file URL (src/engines/node.ts finds
+    // dist/engines/ from it).
+    define: { "import.meta.url": "__plumb_bundle_url" },
+    // Strict, as the ES module bundle before it was (every module of it ran in strict mode).
     banner: {
-      js: 'const require = process.getBuiltinModule("node:module").createRequire(import.meta.url);',
+      js: '"use strict";\nvar __plumb_bundle_url = require("node:url").pathToFileURL(__filename).href;',
     },
     metafile: true,
     legalComments: "none",
     logLevel: "silent",
   });
-  // Our own files (not packages, not the plugin's virtual "node-builtin:" modules).
+  // Our own files (not packages, not Node's built-ins).
   const own = Object.keys(result.metafile.inputs).filter(
     (p) => !p.includes("node_modules/") && !/^[a-z-]+:/.test(p),
   );
   const inputs: Manifest["inputs"] = {};
-  for (const p of [...own, DEPENDENCIES_STAMP, "package.json"]) {
+  // The build's own recipe too: a bundle of another shape when this file changes.
+  for (const p of [...own, DEPENDENCIES_STAMP, "package.json", "scripts/build-cli.ts"]) {
     const s = statSync(join(ROOT, p), { throwIfNoEntry: false });
     // A file changed while the build ran: record it as stale, so the next run builds again.
     inputs[p] = s ? [s.mtimeMs >= started ? -1 : s.mtimeMs, s.size] : [-1, -1];
   }
-  const manifest: Manifest = { entry: `${id}/cli.js`, inputs };
+  const manifest: Manifest = { entry: `${id}/cli.cjs`, inputs };
   const tmp = join(DIST, `manifest.${id}.tmp`);
   writeFileSync(tmp, `${JSON.stringify(manifest)}\n`);
   renameSync(tmp, join(DIST, "manifest.json"));
   removeOldBuilds(id);
   return manifest;
 }
-
-/**
- * Node built-ins through process.getBuiltinModule instead of ESM imports. An ESM import of a
- * built-in makes Node build its namespace from every export, running lazy getters: node:fs
- * loads its streams, node:http loads undici (~30 ms and 15 MiB). Each named import becomes one
- * property read, marked pure so esbuild drops the ones nothing uses. CommonJS require() calls
- * are left to the banner's require, which returns the same object without a namespace.
- */
-const builtinsWithoutFacades: Plugin = {
-  name: "builtins-without-facades",
-  setup(b) {
-    b.onResolve({ filter: /^(node:)?[a-z0-9_/]+$/ }, (args) => {
-      // require() in CommonJS dependencies already gets the plain object (the banner's require).
-      if (args.kind !== "import-statement" && args.kind !== "dynamic-import") return undefined;
-      const id = args.path.startsWith("node:") ? args.path : `node:${args.path}`;
-      return isBuiltin(id) ? { path: id, namespace: "node-builtin" } : undefined;
-    });
-    b.onLoad({ filter: /.*/, namespace: "node-builtin" }, (args) => {
-      const mod = process.getBuiltinModule(args.path) as Record<string, unknown>;
-      const names = Object.getOwnPropertyNames(mod).filter(
-        (n) => /^[A-Za-z_$][\w$]*$/.test(n) && n !== "default",
-      );
-      const lines = [
-        `const __builtin = process.getBuiltinModule(${JSON.stringify(args.path)});`,
-        "const __pick = (k) => __builtin[k];",
-        "export default __builtin;",
-        ...names.map((n) => `export const ${n} = /* @__PURE__ */ __pick(${JSON.stringify(n)});`),
-      ];
-      return { contents: lines.join("\n"), loader: "js" };
-    });
-  },
-};
 
 function removeOldBuilds(current: string): void {
   for (const name of readdirSync(DIST)) {

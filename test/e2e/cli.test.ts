@@ -1,6 +1,6 @@
 // The CLI as an operator runs it: JSON lines, exit codes, due Apps only unless --force.
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -23,6 +23,45 @@ import {
 const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 
+/** The modules a tick loads only when some App is due (functions/cli-tick.ts). */
+const LAZY = [
+  "functions/cli-tick.ts",
+  "functions/node-ports.ts",
+  "src/reconcile/index.ts",
+  "src/engines/node.ts",
+];
+
+/**
+ * Whether each of `modules` (paths from the repository root) was initialised by the bundled CLI
+ * run whose V8 coverage (NODE_V8_COVERAGE) is in `dir`. esbuild wraps a module that is loaded by
+ * a dynamic import() in an initialiser, a method named after the module's path
+ * (`__esm({ "src/x.ts"() {...} })`) that runs once, when the import runs; V8's precise coverage
+ * lists every function of the script with its call count, run or not. A module missing from
+ * the bundle's initialisers (eager, renamed) throws, so a rename cannot pass unnoticed.
+ */
+function initialised(dir: string, modules: string[]): Record<string, boolean> {
+  type Coverage = {
+    result: Array<{
+      url: string;
+      functions: Array<{ functionName: string; ranges: Array<{ count: number }> }>;
+    }>;
+  };
+  const scripts = readdirSync(dir)
+    .flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Coverage).result)
+    .filter((s) => /\/dist\/cli\/[^/]+\/cli\.cjs$/.test(s.url));
+  if (scripts.length !== 1) throw new Error(`${scripts.length} bundles in the coverage of ${dir}`);
+  const counts = new Map(
+    (scripts[0]?.functions ?? []).map((f) => [f.functionName, f.ranges[0]?.count ?? 0]),
+  );
+  return Object.fromEntries(
+    modules.map((m) => {
+      const count = counts.get(m);
+      if (count === undefined) throw new Error(`${m} is not a lazily initialised module`);
+      return [m, count > 0];
+    }),
+  );
+}
+
 async function plumb(
   ...args: string[]
 ): Promise<{ code: number; lines: Array<Record<string, unknown>>; stderr: string }> {
@@ -38,8 +77,7 @@ async function plumbWith(
     const { stdout, stderr } = await run(
       process.execPath,
       [join(ROOT, "functions/plumb.mjs"), ...args, "--kubeconfig", kubeconfig()],
-      // NODE_DEBUG=esm writes more than execFile's default 1 MiB of stderr.
-      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
+      { env: { ...process.env, ...env } },
     );
     return {
       code: 0,
@@ -176,21 +214,22 @@ describe("plumb CLI", () => {
     await createApp("cli-steady", "steady", { source: { git: { url: repo.url } } });
     await awayFromSlot("cli-steady", "steady");
     expect((await plumb("reconcile", "cli-steady/steady")).code).toBe(0);
-    // NODE_DEBUG=esm names every module file Node loads: the bundle's lazily loaded entries
-    // are named after their source (cli-tick-<hash>.js, node-ports-<hash>.js, reconcile-...).
-    const loaded = (stderr: string) =>
-      [...stderr.matchAll(/dist\/cli\/[^/]+\/([a-z-]+)-[A-Z0-9]+\.js/g)].map((m) => m[1]);
+    // Which of the bundle's lazily initialised modules ran, read from V8's precise coverage.
+    const coverage = mkdtempSync(join(tmpdir(), "plumb-cov-"));
     const good = await plumbWith(
-      { NODE_DEBUG: "esm" },
+      { NODE_V8_COVERAGE: join(coverage, "good") },
       "reconcile",
       "--all",
       "--namespace",
       "cli-steady",
     );
     // Nothing due: the list of Apps only, not the reconcile loop, its Git client or engines.
-    expect(loaded(good.stderr)).toContain("cli-tick");
-    expect(loaded(good.stderr)).not.toContain("node-ports");
-    expect(loaded(good.stderr)).not.toContain("reconcile");
+    expect(initialised(join(coverage, "good"), LAZY)).toEqual({
+      "functions/cli-tick.ts": true,
+      "functions/node-ports.ts": false,
+      "src/reconcile/index.ts": false,
+      "src/engines/node.ts": false,
+    });
     expect(good.lines).toEqual([
       expect.objectContaining({
         app: "cli-steady/steady",
@@ -206,14 +245,21 @@ describe("plumb CLI", () => {
     );
     expect(good.code).toBe(0);
     const forced = await plumbWith(
-      { NODE_DEBUG: "esm" },
+      { NODE_V8_COVERAGE: join(coverage, "forced") },
       "reconcile",
       "--all",
       "--force",
       "--namespace",
       "cli-steady",
     );
-    expect(loaded(forced.stderr)).toEqual(expect.arrayContaining(["node-ports", "reconcile"]));
+    // A due App loads the loop; a plain-YAML source still needs no render engine.
+    expect(initialised(join(coverage, "forced"), LAZY)).toEqual({
+      "functions/cli-tick.ts": true,
+      "functions/node-ports.ts": true,
+      "src/reconcile/index.ts": true,
+      "src/engines/node.ts": false,
+    });
+    rmSync(coverage, { recursive: true, force: true });
     expect(forced.lines).toEqual([
       expect.objectContaining({ app: "cli-steady/steady", outcome: "Reconciled" }),
     ]);
