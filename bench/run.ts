@@ -2,11 +2,14 @@
 // Git server. Prints tables and the targets (PASS/MISS); writes bench/results/<date>.json.
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
-// `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+// `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
+// `--only burst` only the burst of Flux's benchmark shape (section 12). `--readme` prints the
+// README's "What a reconcile costs" burst table from the newest results JSON instead.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
+import { BURST_SIZES, burst, burstShards, readmeTable } from "./burst.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
@@ -27,12 +30,27 @@ import {
 import { renderNode, renderWorkerd } from "./render.ts";
 import { evaluateTargets, type Results, report } from "./report.ts";
 import { scalePhases } from "./scale.ts";
+import { scaleCli } from "./scale-process.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
 import { webhookLatency } from "./webhook.ts";
 
 const COMPARE_ONLY = process.argv.includes("--compare-only");
 const SCALE_ONLY = process.argv.includes("--scale-only");
 const ENGINES_ONLY = process.argv.includes("--engines-only");
+const onlyAt = process.argv.indexOf("--only");
+const ONLY = onlyAt >= 0 ? process.argv[onlyAt + 1] : undefined;
+if (process.argv.includes("--readme")) {
+  // The newest results file (names are ISO dates, so they sort by time).
+  const dir = join(ROOT, "bench/results");
+  const newest = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .reverse()
+    .find((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Results).burst?.length);
+  if (!newest) throw new Error(`no results with a burst section in ${dir}`);
+  console.log(readmeTable(JSON.parse(readFileSync(join(dir, newest), "utf8")) as Results, newest));
+  process.exit(0);
+}
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -49,6 +67,7 @@ const results: Results = {
     cpuModel: cpus()[0]?.model ?? "unknown",
     memoryBytes: totalmem(),
     node: process.version,
+    loadAverageBefore: loadavg(),
   },
   cluster: { kubeconfig: "", owned: false },
   requests: [],
@@ -97,7 +116,7 @@ const cleanups: Array<() => Promise<void>> = [];
 
 async function main(): Promise<void> {
   // 5. Bundle size (no cluster needed).
-  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY) {
+  if (!COMPARE_ONLY && !SCALE_ONLY && !ENGINES_ONLY && !ONLY) {
     results.bundle = await phase("bundle size (wrangler deploy --dry-run)", 360_000, () =>
       bundleSize("wrangler.toml", async (file) => {
         results.coldStart = await phase("Worker cold start (workerd)", 120_000, () =>
@@ -108,7 +127,7 @@ async function main(): Promise<void> {
   }
 
   // 7. Render engines (no cluster needed); `npm run bench -- --render-only` stops after this.
-  if (!SCALE_ONLY && !ENGINES_ONLY) {
+  if (!SCALE_ONLY && !ENGINES_ONLY && !ONLY) {
     results.renderBundle = await phase(
       "render Worker bundle (wrangler deploy --dry-run)",
       600_000,
@@ -139,6 +158,22 @@ async function main(): Promise<void> {
     );
   if (ENGINES_ONLY) {
     results.engines = await engines();
+    return;
+  }
+  // 12. Flux's benchmark shape in a burst: 100 and 1,000 new Apps, shards of one CronJob.
+  const bursts = async () => {
+    results.burst = [];
+    for (const n of BURST_SIZES) {
+      const b = await phase(
+        `burst: ${n} Apps of Flux's shape, ${burstShards()} shards`,
+        900_000,
+        () => burst(scaleCli(ROOT), kube, git!, cluster!.kubeconfig, n, burstShards(), log),
+      );
+      if (b) results.burst.push(b);
+    }
+  };
+  if (ONLY === "burst") {
+    await bursts();
     return;
   }
   if (SCALE_ONLY) {
@@ -272,6 +307,8 @@ async function main(): Promise<void> {
     if (c) results.cron.push(c);
   }
 
+  await bursts();
+
   // 9. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
   //    the Apps it leaves slow every list).
   results.scale = await scalePhases(phase, scale);
@@ -309,6 +346,7 @@ try {
   await shutdown();
 }
 results.durationMs = Date.now() - started;
+results.machine.loadAverageAfter = loadavg();
 results.targets = evaluateTargets(results);
 console.log(report(results));
 const dir = join(ROOT, "bench/results");

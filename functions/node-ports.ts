@@ -26,7 +26,10 @@ export function nodePorts(
 ): () => Ports & { kube: KubeAppStore } {
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
-  const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
+  const transport = nodeKubeTransport(kubeconfig, {
+    retry: kubeRetryOptions(config, log),
+    rateLimit: config.kubeRateLimit,
+  });
   const git = createGitPort({ http: createNodeHttpClient() });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
