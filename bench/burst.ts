@@ -33,15 +33,19 @@ export interface BurstFigure {
   errors: string[];
 }
 
-/** The repository: c/<i>/podinfo.yaml, podinfo's four objects for index `<i>app`. */
-export function fluxShapeFiles(apps: number): Record<string, string> {
+/**
+ * The repository: c/<i>/podinfo.yaml, podinfo's four objects for index `<i>app`. The Ingress
+ * host carries `ns` so bursts of two sizes on one cluster do not claim each other's hosts
+ * (plumb refuses a host another Ingress serves: HostConflict).
+ */
+export function fluxShapeFiles(apps: number, ns: string): Record<string, string> {
   const files: Record<string, string> = {};
-  for (let i = 0; i < apps; i++) files[`c/${i}/podinfo.yaml`] = podinfoYaml(`${i}app`);
+  for (let i = 0; i < apps; i++) files[`c/${i}/podinfo.yaml`] = podinfoYaml(`${i}app`, ns);
   return files;
 }
 
 /** manifests/podinfo/podinfo.yaml of flux-benchmark with INDEX substituted, PODS 0, MCPU 1m. */
-function podinfoYaml(index: string): string {
+function podinfoYaml(index: string, ns: string): string {
   const labels = `  labels:
     app.kubernetes.io/name: "podinfo-${index}"
     app.kubernetes.io/version: "6.5.3"
@@ -154,7 +158,7 @@ metadata:
 ${labels}spec:
   ingressClassName: "nginx"
   rules:
-    - host: "podinfo-${index}.local"
+    - host: "podinfo-${index}.${ns}.local"
       http:
         paths:
           - path: /
@@ -196,7 +200,7 @@ export async function burst(
   env: Record<string, string> = {},
 ): Promise<BurstFigure> {
   const ns = `bench-burst-${apps}`;
-  const repo = await git.createRepo(ns, fluxShapeFiles(apps));
+  const repo = await git.createRepo(ns, fluxShapeFiles(apps, ns));
   await kube.namespace(ns);
   await pool(
     Array.from({ length: apps }, (_, i) => i),

@@ -3,7 +3,7 @@
 // Uses $KUBECONFIG when set, else starts (and stops) a control plane in .plumb/bench-cluster.
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
-// `--only burst` only the burst of Flux's benchmark shape (section 12). `--readme` prints the
+// `--only burst` only the burst of Flux's benchmark shape (section 12). `npm run bench -- --readme` prints the
 // README's "What a reconcile costs" burst table from the newest results JSON instead.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
