@@ -4,7 +4,8 @@
 // Apps (first sync, a tick with nothing due, a forced tick).
 // Set PLUMB_BENCH_CLI to another CLI entry file (e.g. an older checkout's functions/cli.ts) to
 // measure that one instead: a before/after comparison on the same cluster.
-// Standalone: `node bench/process.ts` (uses $KUBECONFIG, else starts a control plane).
+// Standalone: `node bench/process.ts` (uses $KUBECONFIG, else starts a control plane);
+// PLUMB_BENCH_PROCESS_NOOP_ONLY=1 measures only the no-op run and `node -e 0`.
 import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { cronFiles, guestbook } from "./fixtures.ts";
 import type { BenchGit } from "./git.ts";
 import type { Kube } from "./kube.ts";
 import {
+  NODE_BASELINE,
   type ProcessCase,
   type ProcessResult,
   type ProcessSample,
@@ -121,6 +123,12 @@ export async function processCost(
     if (quiet < 3) await new Promise((r) => setTimeout(r, 300));
   }
   await measure("no-op: reconcile NS/NAME (guestbook)", ["reconcile", target], runs);
+  // Node's own start-up and exit on this machine, in this run: what the no-op is compared to.
+  const baseline: ProcessSample[] = [];
+  for (let i = 0; i < runs; i++) baseline.push(await timeProcess("-e", ["0"]));
+  cases.push({ name: NODE_BASELINE, command: "node -e 0", samples: baseline });
+  log(`  ${NODE_BASELINE}: CPU ${ms(summary(baseline).cpuMs)} (median of ${runs})`);
+  if (process.env["PLUMB_BENCH_PROCESS_NOOP_ONLY"]) return { cli, cases };
 
   const allRepo = await git.createRepo("proc-all", cronFiles(ALL_APPS));
   await kube.namespace(ALL_NS);
@@ -156,7 +164,8 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename
         ...processReport(r),
         "",
         ...processTargets(r).map(
-          (t) => `${t.target}: ${t.measured} — ${t.pass ? "met" : "missed"}`,
+          (t) =>
+            `${t.pass === undefined ? "-" : t.pass ? "PASS" : "MISS"} ${t.target}: ${t.measured}`,
         ),
       ].join("\n"),
     );

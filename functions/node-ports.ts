@@ -9,6 +9,7 @@ import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts
 import { createNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
 import { kubeRetryOptions, type RuntimeConfig } from "../src/runtime/config.ts";
+import { createDiskRevisionStore } from "../src/source/cache-disk.ts";
 import { createChartPort } from "../src/source/chart.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
@@ -30,7 +31,8 @@ export function nodePorts(
     retry: kubeRetryOptions(config, log),
     rateLimit: config.kubeRateLimit,
   });
-  const git = createGitPort({ http: createNodeHttpClient() });
+  // Fetched commits on disk, shared by every plumb process on the machine (cache-disk.ts).
+  const git = createGitPort({ http: createNodeHttpClient(), store: createDiskRevisionStore() });
   const image = createImagePort();
   // Kustomize and Helm: started on the first render that needs them, once per process.
   const engines = createNodeEngines({ timeoutMs: config.renderTimeoutMs });

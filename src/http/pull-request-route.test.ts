@@ -87,3 +87,104 @@ describe("POST /webhooks/github pull_request", () => {
     expect(previews).toEqual([]);
   });
 });
+
+describe("POST /webhooks/gitlab Merge Request Hook and /webhooks/gitea pull_request", () => {
+  const GL_URL = "http://example.com/awesome_space/awesome_project.git";
+  const GT_URL = "http://localhost:3000/gitea/webhooks.git";
+  const fixture = (name: string) =>
+    JSON.parse(
+      readFileSync(path.resolve(import.meta.dirname, "../../test/fixtures/webhooks", name), "utf8"),
+    );
+
+  function forges() {
+    const kube = new FakeKube([
+      testApp("team-a", "gl", { url: GL_URL, ref: "master" }),
+      testApp("team-a", "gt", { url: GT_URL, ref: "main" }),
+    ]);
+    const previews: Array<{ apps: PullRequestTarget[]; pr: PullRequestEvent }> = [];
+    const app = createHttpApp({
+      apps: kube,
+      config: { apiTokens: [], gitlabWebhookToken: "gl-token", giteaWebhookSecret: "gt-secret" },
+      trigger: kube.trigger,
+      now: () => new Date("2026-03-04T05:06:07Z"),
+      defer: () => {},
+      async previewPullRequest(apps, pr) {
+        previews.push({ apps, pr });
+      },
+    });
+    return { app, previews, kube };
+  }
+
+  it("a GitLab merge request opened previews the Apps on its target branch", async () => {
+    const { app, previews, kube } = forges();
+    const res = await app.request("/webhooks/gitlab", {
+      method: "POST",
+      body: JSON.stringify(fixture("gitlab-merge-request-1.json")),
+      headers: {
+        "content-type": "application/json",
+        "X-Gitlab-Event": "Merge Request Hook",
+        "X-Gitlab-Token": "gl-token",
+      },
+    });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      apps: ["team-a/gl"],
+      number: 1,
+      head: "da1560886d4f094c3e6c9ef40349f7d38b5d27d7",
+    });
+    expect(previews[0]?.pr).toMatchObject({
+      provider: "gitlab",
+      headRef: "refs/merge-requests/1/head",
+    });
+    expect(kube.calls.trigger).toEqual([]);
+  });
+
+  it("a GitLab merge request with a wrong token is 401; a merged one previews nothing", async () => {
+    const { app, previews } = forges();
+    const send = (body: unknown, token: string) =>
+      app.request("/webhooks/gitlab", {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: {
+          "content-type": "application/json",
+          "X-Gitlab-Event": "Merge Request Hook",
+          "X-Gitlab-Token": token,
+        },
+      });
+    const mr = fixture("gitlab-merge-request-1.json");
+    expect((await send(mr, "wrong")).status).toBe(401);
+    mr.object_attributes.action = "merge";
+    mr.object_attributes.state = "merged";
+    const res = await send(mr, "gl-token");
+    expect(await res.json()).toEqual({
+      ignored: true,
+      event: "Merge Request Hook",
+      reason: "action closed",
+    });
+    expect(previews).toEqual([]);
+  });
+
+  it("a Gitea (or Forgejo) pull request is verified by its HMAC and previews the base branch's Apps", async () => {
+    const { app, previews } = forges();
+    const send = (body: string, prefix: "Gitea" | "Forgejo", secret = "gt-secret") =>
+      app.request("/webhooks/gitea", {
+        method: "POST",
+        body,
+        headers: {
+          "content-type": "application/json",
+          [`X-${prefix}-Event`]: "pull_request",
+          [`X-${prefix}-Signature`]: createHmac("sha256", secret).update(body).digest("hex"),
+        },
+      });
+    const body = JSON.stringify(fixture("gitea-pull-request-opened.json"));
+    expect((await send(body, "Gitea", "wrong")).status).toBe(401);
+    const res = await send(body, "Gitea");
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ apps: ["team-a/gt"], number: 2 });
+    expect((await send(body, "Forgejo")).status).toBe(202);
+    expect(previews.map((p) => [p.pr.provider, p.pr.headRef])).toEqual([
+      ["gitea", "refs/pull/2/head"],
+      ["gitea", "refs/pull/2/head"],
+    ]);
+  });
+});

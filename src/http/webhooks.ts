@@ -135,14 +135,24 @@ export function isRefDeletion(push: PushEvent): boolean {
   return /^0+$/.test(push.after);
 }
 
-/** A pull request event, whatever the provider: what a preview needs. */
+/**
+ * A pull request (GitHub, Gitea, Forgejo) or merge request (GitLab) event, whatever the
+ * provider: one shape for previews and for anything else a PR webhook should tell
+ * (parsePullRequest builds it).
+ */
 export interface PullRequestEvent {
   provider: Provider;
-  /** The action ("opened", "synchronize", "reopened", "closed", …). */
+  /**
+   * The action in GitHub's words: "opened", "synchronize" (new commits), "reopened", "closed"
+   * (merged too: see `state`), or the provider's own word for anything else ("edited",
+   * "labeled", GitLab "update" without new commits, "approved"…).
+   */
   action: string;
+  /** "open", "closed" or "merged" after the event. */
+  state: "open" | "closed" | "merged";
   /** The PR's number (GitHub, Gitea) or merge request's iid (GitLab). */
   number: number;
-  /** Every URL the payload gives for the base repository. */
+  /** Every URL the payload gives for the base (target) repository. */
   repoUrls: string[];
   /** The base branch as a full ref: "refs/heads/main". */
   ref: string;
@@ -150,16 +160,26 @@ export interface PullRequestEvent {
   defaultBranch?: string;
   /** The head commit's full SHA: what the commit status is set on. */
   headSha: string;
-  /** The ref the base repository serves the head at: "refs/pull/N/head" on GitHub. */
+  /** The head branch's name in the head repository (maybe a fork): "feature". */
+  headBranch: string;
+  /**
+   * The ref the base repository serves the head at, fork or not: "refs/pull/N/head" on GitHub
+   * and Gitea, "refs/merge-requests/N/head" on GitLab.
+   */
   headRef: string;
 }
+
+const sha = z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/);
+const githubRepoKeys = ["clone_url", "ssh_url", "git_url", "html_url", "svn_url", "url"] as const;
 
 /** GitHub `pull_request` (https://docs.github.com/en/webhooks/webhook-events-and-payloads#pull_request). */
 const GitHubPullRequest = z.looseObject({
   action: z.string().min(1),
   number: z.number().int().positive(),
   pull_request: z.looseObject({
-    head: z.looseObject({ sha: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) }),
+    state: z.string().nullish(),
+    merged: z.boolean().nullish(),
+    head: z.looseObject({ sha, ref: z.string().nullish() }),
     base: z.looseObject({
       ref: z.string().min(1),
       repo: z.looseObject({
@@ -176,29 +196,157 @@ const GitHubPullRequest = z.looseObject({
 });
 
 /**
- * Reads a GitHub `pull_request` payload (verified, JSON-parsed): the base repository's URLs
- * (`pull_request.base.repo.{clone_url, ssh_url, git_url, html_url, svn_url, url}`), the base
- * branch, the head SHA, and `refs/pull/<number>/head`, which GitHub serves from the base
- * repository even when the head is in a fork.
- * @returns the event, or the issues (`body.`-prefixed paths) when it is not a pull_request.
+ * GitLab "Merge Request Hook" (https://docs.gitlab.com/user/project/integrations/webhook_events/#merge-request-events):
+ * `object_attributes.{iid, action, state, target_branch, source_branch, last_commit.id,
+ * oldrev, target}` and `project`.
  */
-export function parsePullRequest(payload: unknown): Result<PullRequestEvent, Issue[]> {
-  const r = GitHubPullRequest.safeParse(payload);
-  if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
-  const { action, number, pull_request: pr } = r.data;
-  const keys = ["clone_url", "ssh_url", "git_url", "html_url", "svn_url", "url"];
-  const e: PullRequestEvent = {
-    provider: "github",
-    action,
-    number,
-    repoUrls: urls(pick(pr.base.repo, keys)),
-    ref: `refs/heads/${pr.base.ref}`,
-    headSha: pr.head.sha,
-    headRef: `refs/pull/${number}/head`,
-  };
-  if (pr.base.repo.default_branch) e.defaultBranch = pr.base.repo.default_branch;
-  return { ok: true, value: e };
+const GitLabMergeRequest = z.looseObject({
+  object_kind: z.literal("merge_request"),
+  project: z.looseObject({ ...gitlabRepo, default_branch: z.string().nullish() }),
+  object_attributes: z.looseObject({
+    iid: z.number().int().positive(),
+    action: z.string().nullish(),
+    state: z.string().nullish(),
+    target_branch: z.string().min(1),
+    source_branch: z.string().nullish(),
+    oldrev: z.string().nullish(),
+    last_commit: z.looseObject({ id: sha }),
+    target: z.looseObject({ ...gitlabRepo, default_branch: z.string().nullish() }).nullish(),
+  }),
+});
+
+/**
+ * Gitea/Forgejo `pull_request`: PullRequestPayload `{action, number, pull_request,
+ * repository}` with PullRequest's `state`, `merged`, `head`/`base` PRBranchInfo `{ref, sha,
+ * repo}` (go-gitea/gitea modules/structs/hook.go and pull.go).
+ */
+const GiteaPullRequest = z.looseObject({
+  action: z.string().min(1),
+  number: z.number().int().positive(),
+  pull_request: z.looseObject({
+    state: z.string().nullish(),
+    merged: z.boolean().nullish(),
+    head: z.looseObject({ sha, ref: z.string().nullish() }),
+    base: z.looseObject({ ref: z.string().min(1) }),
+  }),
+  repository: z.looseObject({
+    clone_url: url,
+    ssh_url: url,
+    html_url: url,
+    default_branch: z.string().nullish(),
+  }),
+});
+
+/** GitLab's merge request actions in GitHub's words; `update` is "synchronize" only with `oldrev` (new commits). */
+function gitlabAction(action: string | null | undefined, oldrev: string | null | undefined) {
+  switch (action) {
+    case "open":
+      return "opened";
+    case "reopen":
+      return "reopened";
+    case "close":
+    case "merge":
+      return "closed";
+    case "update":
+      return oldrev ? "synchronize" : "update";
+    default:
+      return action ?? "unknown";
+  }
 }
+
+function prState(state: string | null | undefined, merged: boolean | null | undefined) {
+  if (merged || state === "merged") return "merged" as const;
+  return state === "closed" ? ("closed" as const) : ("open" as const);
+}
+
+/**
+ * Reads a pull request payload (verified, JSON-parsed) of `provider` into one
+ * {@link PullRequestEvent}:
+ * - GitHub `pull_request`: the base repository's URLs (`pull_request.base.repo.{clone_url,
+ *   ssh_url, git_url, html_url, svn_url, url}`), `refs/pull/<number>/head`;
+ * - GitLab "Merge Request Hook": the URLs of `project` and `object_attributes.target`, head
+ *   `object_attributes.last_commit.id`, `refs/merge-requests/<iid>/head` (GitLab keeps it in
+ *   the target project, fork or not); actions open/reopen/close/merge and update-with-oldrev
+ *   read as opened/reopened/closed/synchronize;
+ * - Gitea/Forgejo `pull_request`: `repository.{clone_url, ssh_url, html_url}`,
+ *   `refs/pull/<number>/head`; "synchronized" reads as "synchronize".
+ * @returns the event, or the issues (`body.`-prefixed paths) when the payload is not one.
+ */
+export function parsePullRequest(
+  payload: unknown,
+  provider: Provider = "github",
+): Result<PullRequestEvent, Issue[]> {
+  switch (provider) {
+    case "github": {
+      const r = GitHubPullRequest.safeParse(payload);
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
+      const { action, number, pull_request: pr } = r.data;
+      return ok({
+        provider,
+        action,
+        state: prState(pr.state, pr.merged),
+        number,
+        repoUrls: urls(pick(pr.base.repo, githubRepoKeys)),
+        ref: `refs/heads/${pr.base.ref}`,
+        defaultBranch: pr.base.repo.default_branch,
+        headSha: pr.head.sha,
+        headBranch: pr.head.ref ?? "",
+        headRef: `refs/pull/${number}/head`,
+      });
+    }
+    case "gitlab": {
+      const r = GitLabMergeRequest.safeParse(payload);
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
+      const { project, object_attributes: mr } = r.data;
+      const keys = Object.keys(gitlabRepo);
+      return ok({
+        provider,
+        action: gitlabAction(mr.action, mr.oldrev),
+        state: prState(mr.state === "opened" ? "open" : mr.state, false),
+        number: mr.iid,
+        repoUrls: urls(pick(project, keys), mr.target && pick(mr.target, keys)),
+        ref: `refs/heads/${mr.target_branch}`,
+        defaultBranch: project.default_branch ?? mr.target?.default_branch,
+        headSha: mr.last_commit.id,
+        headBranch: mr.source_branch ?? "",
+        headRef: `refs/merge-requests/${mr.iid}/head`,
+      });
+    }
+    case "gitea": {
+      const r = GiteaPullRequest.safeParse(payload);
+      if (!r.success) return err(toIssues(r.error, "body", "InvalidRequest"));
+      const { action, number, pull_request: pr, repository: repo } = r.data;
+      return ok({
+        provider,
+        action: action === "synchronized" ? "synchronize" : action,
+        state: prState(pr.state, pr.merged),
+        number,
+        repoUrls: urls(pick(repo, ["clone_url", "ssh_url", "html_url"])),
+        ref: `refs/heads/${pr.base.ref}`,
+        defaultBranch: repo.default_branch,
+        headSha: pr.head.sha,
+        headBranch: pr.head.ref ?? "",
+        headRef: `refs/pull/${number}/head`,
+      });
+    }
+  }
+}
+
+function ok(
+  e: Omit<PullRequestEvent, "defaultBranch"> & { defaultBranch?: string | null | undefined },
+): Result<PullRequestEvent, Issue[]> {
+  const { defaultBranch, ...rest } = e;
+  const value: PullRequestEvent = rest;
+  if (defaultBranch) value.defaultBranch = defaultBranch;
+  return { ok: true, value };
+}
+
+/** Event header values that announce a pull (merge) request, per provider. */
+export const PULL_REQUEST_EVENTS: Record<Provider, readonly string[]> = {
+  github: ["pull_request"],
+  gitlab: ["Merge Request Hook"],
+  gitea: ["pull_request"],
+};
 
 /** Actions that bring new code to preview: opened, synchronize (a push), reopened. */
 export function previewsPullRequest(action: string): boolean {

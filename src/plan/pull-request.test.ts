@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { DiffReport } from "./diff-report.ts";
 import {
+  COMMENT_MAX,
   commentBody,
   diffMarker,
   findMarkedComment,
+  forgeCommentApi,
   GITHUB_COMMENT_MAX,
   githubCommentUrls,
 } from "./pull-request.ts";
@@ -80,5 +82,39 @@ describe("githubCommentUrls", () => {
     );
     expect(u.create).toBe("https://api.github.com/repos/org/repo/issues/7/comments");
     expect(u.update(42)).toBe("https://api.github.com/repos/org/repo/issues/comments/42");
+  });
+});
+
+describe("forgeCommentApi", () => {
+  it("uses GitLab's merge request notes, PUT to update, PRIVATE-TOKEN", () => {
+    const a = forgeCommentApi("gitlab", "https://gitlab.example/api/v4", "group/sub/repo", 3);
+    const base = "https://gitlab.example/api/v4/projects/group%2Fsub%2Frepo/merge_requests/3/notes";
+    expect(a.list(1)).toBe(`${base}?per_page=100&page=1`);
+    expect(a.create).toBe(base);
+    expect(a.update(17)).toBe(`${base}/17`);
+    expect(a.updateMethod).toBe("PUT");
+    expect(a.headers("tok")["private-token"]).toBe("tok");
+    expect(a.headers("tok")["authorization"]).toBeUndefined();
+  });
+
+  it("uses Gitea's issue comments, PATCH to update, Authorization: token", () => {
+    const a = forgeCommentApi("gitea", "http://gitea.local/api/v1", "org/repo", 5);
+    expect(a.list(2)).toBe(
+      "http://gitea.local/api/v1/repos/org/repo/issues/5/comments?limit=50&page=2",
+    );
+    expect(a.create).toBe("http://gitea.local/api/v1/repos/org/repo/issues/5/comments");
+    expect(a.update(9)).toBe("http://gitea.local/api/v1/repos/org/repo/issues/comments/9");
+    expect([a.updateMethod, a.pageSize]).toEqual(["PATCH", 50]);
+    expect(a.headers("tok")["authorization"]).toBe("token tok");
+  });
+
+  it("cuts a GitLab comment at a million characters, GitHub's and Gitea's at 65 536", () => {
+    const big = `--- a/x\n+++ b/x\n${"+x\n".repeat(100_000)}`;
+    const objects = [change("a", big), change("b", big), change("c", big), change("d", big)];
+    const gitlab = commentBody({ ok: true, report: report(objects) }, COMMENT_MAX.gitlab);
+    expect(gitlab.length).toBeGreaterThan(GITHUB_COMMENT_MAX);
+    expect(gitlab.length).toBeLessThanOrEqual(1_000_000);
+    expect(gitlab).toContain("… 1 more object left out");
+    expect(COMMENT_MAX.gitea).toBe(GITHUB_COMMENT_MAX);
   });
 });

@@ -211,12 +211,15 @@ export interface GitPort {
   fetch(source: GitSource, commit: string, auth: SourceAuth | undefined): Promise<SourceFile[]>;
   /**
    * What source.path holds at `commit`: plain manifests (as fetch), or, when the directory
-   * holds a kustomization or Chart.yaml, the whole repository for the engine.
+   * holds a kustomization or Chart.yaml, the repository's files the engine renders from (the
+   * path, what its kustomizations or Chart.yaml name, and `reads.valuesFiles`, relative to
+   * the path).
    */
   fetchSource?(
     source: GitSource,
     commit: string,
     auth: SourceAuth | undefined,
+    reads?: { valuesFiles?: readonly string[] | undefined },
   ): Promise<FetchedSource>;
 }
 

@@ -4,20 +4,25 @@
 import type { NamespacedName } from "../core/index.ts";
 import { nameOf } from "../core/index.ts";
 import {
+  COMMENT_MAX,
+  type CommitStatusProvider,
   commentBody,
   commitStatusRequest,
   defaultApiUrl,
   type ForgeComment,
   findMarkedComment,
+  forgeCommentApi,
   forgeRepository,
-  githubCommentUrls,
   type PreviewResult,
+  statusAlreadySet,
 } from "../plan/index.ts";
 import { diffApp } from "./diff.ts";
 import type { Ports } from "./ports.ts";
 
 /** The pull request, as the webhook read it (src/http/webhooks.ts PullRequestEvent). */
 export interface PullRequestRef {
+  /** The forge; GitHub when absent. */
+  provider?: CommitStatusProvider;
   number: number;
   headSha: string;
   headRef: string;
@@ -32,9 +37,11 @@ export interface ForgeAccess {
 }
 
 /**
- * Previews pull request `pr` for App `app` on GitHub: diffApp at `pr.headRef`, then the
- * comment whose body starts with the App's marker is PATCHed, or one is POSTed when none
- * exists; then the commit status `plumb/<ns>/<name>` on `pr.headSha` (success; failure when
+ * Previews pull request `pr` for App `app` on its forge (GitHub, GitLab merge request, Gitea):
+ * diffApp at `pr.headRef`, then the comment whose body starts with the App's marker is
+ * updated in place (PATCH; GitLab notes: PUT), or one is POSTed when none exists (see
+ * forgeCommentApi), its body cut at the forge's COMMENT_MAX; then the commit status
+ * `plumb/<ns>/<name>` on `pr.headSha` (success; failure when
  * the render fails or an object's dry run is refused, with the reason); then a
  * PullRequestPreviewed Event on the App. The token is sent only to the forge's API URL.
  * @returns the state set. Throws on a failed forge request (its status, never its body).
@@ -54,34 +61,30 @@ export async function previewPullRequest(
     ? { ok: true, report: outcome.report }
     : { ok: false, app: id, reason: outcome.reason, error: outcome.error };
   const failed = !outcome.ok || outcome.report.counts.fail > 0;
+  const provider = pr.provider ?? "github";
+  const title = { github: "GitHub", gitlab: "GitLab", gitea: "Gitea" }[provider];
   const repository = forgeRepository(gitUrl);
-  const apiUrl = (forge.apiUrl ?? defaultApiUrl("github", repository.origin)).replace(/\/+$/, "");
-  const headers = {
-    accept: "application/vnd.github+json",
-    authorization: `Bearer ${forge.token}`,
-    "x-github-api-version": "2022-11-28",
-    "user-agent": "plumb",
-    "content-type": "application/json",
-  };
+  const apiUrl = (forge.apiUrl ?? defaultApiUrl(provider, repository.origin)).replace(/\/+$/, "");
+  const api = forgeCommentApi(provider, apiUrl, repository.path, pr.number);
+  const headers = { ...api.headers(forge.token), "user-agent": "plumb" };
   const call = async (method: string, url: string, body?: unknown) => {
     const res = await forge.fetch(url, {
       method,
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    if (!res.ok) throw new Error(`${method} comment: HTTP ${res.status} from the GitHub API`);
+    if (!res.ok) throw new Error(`${method} comment: HTTP ${res.status} from the ${title} API`);
     return res;
   };
-  const urls = githubCommentUrls(apiUrl, repository.path, pr.number);
-  const body = redact(commentBody(result));
+  const body = redact(commentBody(result, COMMENT_MAX[provider]));
   let found: ForgeComment | undefined;
   for (let page = 1; page <= 50 && !found; page++) {
-    const list = (await (await call("GET", urls.list(page))).json()) as ForgeComment[];
+    const list = (await (await call("GET", api.list(page))).json()) as ForgeComment[];
     found = findMarkedComment(Array.isArray(list) ? list : [], id);
-    if (!Array.isArray(list) || list.length < 100) break;
+    if (!Array.isArray(list) || list.length < api.pageSize) break;
   }
-  if (found) await call("PATCH", urls.update(found.id), { body });
-  else await call("POST", urls.create, { body });
+  if (found) await call(api.updateMethod, api.update(found.id), { body });
+  else await call("POST", api.create, { body });
 
   const summary = outcome.ok
     ? outcome.report.counts.fail > 0
@@ -89,7 +92,7 @@ export async function previewPullRequest(
       : "previewed"
     : `${outcome.reason}: ${outcome.error}`;
   const status = commitStatusRequest({
-    provider: "github",
+    provider,
     apiUrl,
     repository,
     sha: pr.headSha,
@@ -103,14 +106,19 @@ export async function previewPullRequest(
     headers: status.headers,
     body: JSON.stringify(status.body),
   });
-  if (!res.ok) throw new Error(`commit status: HTTP ${res.status} from the GitHub API`);
+  // GitLab refuses a status already in the state sent (statusAlreadySet): it is in effect.
+  if (!res.ok && !statusAlreadySet(provider, res.status, await res.text())) {
+    throw new Error(`commit status: HTTP ${res.status} from the ${title} API`);
+  }
 
   const live = await ports.kube.getApp(app.namespace, app.name);
   if (live) {
     await ports.kube.emitEvent(live, {
       type: failed ? "Warning" : "Normal",
       reason: "PullRequestPreviewed",
-      message: redact(`pull request #${pr.number} at ${pr.headSha.slice(0, 12)}: ${summary}`),
+      message: redact(
+        `${provider === "gitlab" ? "merge request !" : "pull request #"}${pr.number} at ${pr.headSha.slice(0, 12)}: ${summary}`,
+      ),
     });
   }
   return failed ? "failure" : "success";

@@ -29,11 +29,23 @@ export interface ParsedObject {
  * kubectl's document splitter cannot read either), or is not an object with apiVersion, kind
  * and metadata.name, fails the whole result (all issues listed, code InvalidManifest, `path` =
  * "file:line"), so that a broken commit never renders a partial set (and so never prunes).
+ * A document over MAX_DOCUMENT_BYTES is refused (TooLarge) before it is parsed.
  */
 export function parseManifests(files: readonly SourceFile[]): Result<ParsedObject[], Issue[]> {
   const objects: ParsedObject[] = [];
   const issues: Issue[] = [];
   for (const file of files) {
+    // Checked on the text before the YAML parser builds its tree: the tree of a 14 MB document
+    // costs well over a gigabyte, for an object the API server would refuse anyway.
+    const big = oversizedDocument(file.content, MAX_DOCUMENT_BYTES);
+    if (big) {
+      issues.push({
+        code: "TooLarge",
+        path: `${file.path}:${big.line}`,
+        message: `a document of ${big.bytes} bytes is over the ${MAX_DOCUMENT_BYTES}-byte (3 MiB) cap on one object (kube-apiserver's default --max-request-bytes; etcd stores at most 1.5 MiB): it could never be applied`,
+      });
+      continue;
+    }
     const lines = new LineCounter();
     const docs = parseAllDocuments(file.content, { ...KUBECTL_YAML_OPTIONS, lineCounter: lines });
     const list = Array.isArray(docs) ? docs : [docs];
@@ -82,10 +94,46 @@ export function parseManifests(files: readonly SourceFile[]): Result<ParsedObjec
 }
 
 /**
+ * Cap on the text of one YAML/JSON document, bytes (UTF-16 code units of the text, which is
+ * never more than its UTF-8 bytes): kube-apiserver's default `--max-request-bytes` is 3 MiB,
+ * so no larger object can be created or applied (etcd's own default cap is 1.5 MiB).
+ */
+export const MAX_DOCUMENT_BYTES = 3 * 1024 * 1024;
+
+/** A document start (`---`) or end (`...`) marker: at column 0, then a blank or the line's end. */
+const DOCUMENT_MARKER = /^(?:---|\.\.\.)(?=[ \t\r\n]|$)/gm;
+
+/**
+ * The first document of `text` longer than `max`, with its 1-based first line and its length,
+ * found by splitting at document markers without parsing. YAML 1.2 forbids a marker at column 0
+ * inside any scalar (c-forbidden, spec 9.1.4), so each marker is a real boundary.
+ * @returns undefined when every document is within `max`
+ */
+export function oversizedDocument(
+  text: string,
+  max: number,
+): { line: number; bytes: number } | undefined {
+  if (text.length <= max) return undefined;
+  let start = 0;
+  const check = (end: number) => (end - start > max ? { start, bytes: end - start } : undefined);
+  let hit: { start: number; bytes: number } | undefined;
+  for (const m of text.matchAll(DOCUMENT_MARKER)) {
+    hit = check(m.index);
+    if (hit) break;
+    start = m.index;
+  }
+  hit ??= check(text.length);
+  if (!hit) return undefined;
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < hit.start; i = text.indexOf("\n", i + 1)) line++;
+  return { line, bytes: hit.bytes };
+}
+
+/**
  * Objects an engine has already decoded (a Kustomize build), each with its origin, checked as
  * parseManifests checks a document: a `v1/List` is expanded, and anything that is not an
  * object with apiVersion, kind and metadata.name fails the whole result (InvalidManifest,
- * `path` = the origin).
+ * `path` = the origin); so does an object over MAX_DOCUMENT_BYTES as JSON (TooLarge).
  */
 export function decodedObjects(
   values: ReadonlyArray<{ origin: string; value: unknown }>,
@@ -96,8 +144,17 @@ export function decodedObjects(
     if (value === null || value === undefined) continue;
     for (const item of expandList(value)) {
       const problem = checkShape(item);
+      // The engine's output is already capped in all (MAX_RENDER_OUTPUT_BYTES), so measuring
+      // one object as JSON costs at most that much once.
+      const bytes = problem ? 0 : JSON.stringify(item).length;
       if (problem) issues.push({ code: "InvalidManifest", path: origin, message: problem });
-      else objects.push({ object: item as KubeObject, origin });
+      else if (bytes > MAX_DOCUMENT_BYTES) {
+        issues.push({
+          code: "TooLarge",
+          path: origin,
+          message: `an object of ${bytes} bytes (as JSON) is over the ${MAX_DOCUMENT_BYTES}-byte (3 MiB) cap on one object (kube-apiserver's default --max-request-bytes; etcd stores at most 1.5 MiB): it could never be applied`,
+        });
+      } else objects.push({ object: item as KubeObject, origin });
     }
   }
   return issues.length > 0 ? err(issues) : ok(objects);

@@ -271,15 +271,9 @@ describe("fetch", () => {
     const files = k.kind === "manifests" ? [] : k.files;
     const text = (p: string) => new TextDecoder().decode(files.find((f) => f.path === p)?.data);
     expect(files.map((f) => f.path)).toEqual([
-      "bases/web/deploy.yaml",
-      "bases/web/kustomization.yaml",
-      "charts/linked/Chart.yaml",
-      "charts/web/Chart.yaml",
       "linked-base/deploy.yaml",
       "linked-base/kustomization.yaml",
-      "only-link/kustomization.yaml",
       "overlays/dev/kustomization.yaml",
-      "real/kustomization.yaml",
     ]);
     expect(text("linked-base/deploy.yaml")).toBe("kind: Deployment\n");
     const linked = await port.fetchSource!(src(repo.url, "HEAD", "only-link"), sha, undefined);
@@ -308,7 +302,7 @@ describe("fetch", () => {
     expect(h.message).toMatch(/^Chart.yaml found in "h"/);
   });
 
-  it("fetchSource: a kustomization or Chart.yaml at the path brings the whole repository", async () => {
+  it("fetchSource: a kustomization or Chart.yaml at the path brings what it renders from", async () => {
     const repo = await server.createRepo("sources", {
       "overlays/dev/kustomization.yaml": "resources: [../../bases/web]\n",
       "overlays/dev/.env": "A=1\n",
@@ -325,16 +319,12 @@ describe("fetch", () => {
     expect(k.kind).toBe("kustomize");
     if (k.kind === "manifests") return;
     expect(k.path).toBe("overlays/dev");
+    // Only what the overlay renders from: its own folder and the base it names.
     expect(k.files.map((f) => f.path)).toEqual([
       "bases/web/cm.yaml",
       "bases/web/kustomization.yaml",
-      "charts/web/.helmignore",
-      "charts/web/Chart.yaml",
-      "charts/web/kustomization.yml",
-      "docs/logo.bin",
       "overlays/dev/.env",
       "overlays/dev/kustomization.yaml",
-      "plain/cm.yaml",
     ]);
     expect(new TextDecoder().decode(k.files[0]?.data)).toBe("a: 1\n");
     const h = await port.fetchSource!(src(repo.url, "HEAD", "charts/web"), sha, undefined);
@@ -356,9 +346,65 @@ describe("fetch", () => {
         undefined,
       ),
     );
-    expect(capped.message).toBe(
-      `the repository has more than 3 files at ${sha} (Kustomize and Helm sources read the whole repository)`,
+    expect(capped.message).toBe(`"overlays/dev" renders from more than 3 files at ${sha}`);
+    const listed = await failure(
+      createGitPort({ maxRepositoryFiles: 0 }).fetchSource!(
+        src(repo.url, "HEAD", "overlays/dev"),
+        sha,
+        undefined,
+      ),
     );
+    expect(listed.message).toBe(
+      `the repository has more than 0 files at ${sha} (20 times the 0 files one App may read)`,
+    );
+  });
+
+  it("fetchSource reads and caps only what the App renders from; a big blob is refused by its declared size", async () => {
+    const big = "x".repeat(3 * 1024 * 1024);
+    const readsBig = "resources: [../big/huge.yaml]\n";
+    const repo = await server.createRepo("reachable", {
+      "apps/k/kustomization.yaml":
+        "resources: [../../bases/web, ../../extra/one.yaml]\nconfigMapGenerator:\n- name: c\n  files: [conf=../../conf/app.conf]\n",
+      "bases/web/kustomization.yaml": "resources: [cm.yaml]\n",
+      "bases/web/cm.yaml": "a: 1\n",
+      "extra/one.yaml": "b: 1\n",
+      "extra/other.yaml": "c: 1\n",
+      "conf/app.conf": "k=v\n",
+      "charts/web/Chart.yaml":
+        "name: web\ndependencies:\n- name: lib\n  repository: file://../lib\n",
+      "charts/web/templates/cm.yaml": "kind: ConfigMap\n",
+      "charts/lib/Chart.yaml": "name: lib\n",
+      "values/prod.yaml": "r: 2\n",
+      "values/unused.yaml": "r: 3\n",
+      "reads-big/kustomization.yaml": readsBig,
+      "big/huge.yaml": big,
+    });
+    const sha = await repo.head();
+    const capped = createGitPort({ maxRepositoryBytes: 1024 * 1024 });
+    const k = await capped.fetchSource!(src(repo.url, "HEAD", "apps/k"), sha, undefined);
+    expect(k.kind === "manifests" ? [] : k.files.map((f) => f.path)).toEqual([
+      "apps/k/kustomization.yaml",
+      "bases/web/cm.yaml",
+      "bases/web/kustomization.yaml",
+      "conf/app.conf",
+      "extra/one.yaml",
+    ]);
+    const h = await capped.fetchSource!(src(repo.url, "HEAD", "charts/web"), sha, undefined, {
+      valuesFiles: ["../../values/prod.yaml"],
+    });
+    expect(h.kind === "manifests" ? [] : h.files.map((f) => f.path)).toEqual([
+      "charts/lib/Chart.yaml",
+      "charts/web/Chart.yaml",
+      "charts/web/templates/cm.yaml",
+      "values/prod.yaml",
+    ]);
+    const err = await failure(
+      capped.fetchSource!(src(repo.url, "HEAD", "reads-big"), sha, undefined),
+    );
+    expect(err.message).toBe(
+      `the files "reads-big" renders from exceed the 1048576-byte cap at ${sha} (at big/huge.yaml, ${big.length + readsBig.length} bytes in all)`,
+    );
+    expect(err.transient).toBe(false);
   });
 
   it("reports a missing path, or a path that is a file, permanently", async () => {

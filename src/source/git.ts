@@ -9,6 +9,14 @@ import type { GitSource } from "../app/index.ts";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
 import type { FetchedSource, GitPort, SourceAuth } from "../reconcile/ports.ts";
+import {
+  brokenObjects,
+  emptyRepository,
+  type Fetched,
+  packOf,
+  type RevisionStore,
+  repositoryFromPack,
+} from "./cache.ts";
 import { type Guard, guardHttp, type Remote, remoteFor, toSourceError } from "./http.ts";
 import { collectRepository, sourceKindAt } from "./repo-tree.ts";
 import { type CollectOptions, collectManifests, normalizePath } from "./tree.ts";
@@ -28,8 +36,9 @@ export interface GitPortOptions {
   /** Cap on the number of manifests fetch() returns (default 5 000). */
   maxFiles?: number;
   /**
-   * Caps on the whole repository fetchSource() reads for a Kustomize or Helm source, bytes and
-   * files (default maxBytes and maxFiles).
+   * Caps on the files fetchSource() reads for a Kustomize or Helm source (its path, the bases,
+   * components and chart dependencies it names, its values files: collectRepository), bytes
+   * and files (default maxBytes and maxFiles).
    */
   maxRepositoryBytes?: number;
   maxRepositoryFiles?: number;
@@ -46,13 +55,12 @@ export interface GitPortOptions {
    * costs the memory of its pack (see maxDownloadBytes); the least recently used goes first.
    */
   sharedFetches?: number;
-}
-
-/** A revision fetched into memory: what collectManifests and collectRepository read. */
-interface Fetched {
-  fs: ReturnType<typeof import("memfs").createFsFromVolume>;
-  gitdir: string;
-  cache: object;
+  /**
+   * Packs of fetched commits kept beyond the process (Node: cache-disk.ts; default none). A
+   * revision found there is read without a fetch; resolve() still asks the server every time.
+   * See repositoryFromPack for how a stored pack is verified.
+   */
+  store?: RevisionStore;
 }
 
 /**
@@ -76,10 +84,11 @@ interface Fetched {
  * another App on the same revision — another path, or the same — reads its files without a
  * second fetch; concurrent calls for one revision wait for one fetch.
  *
- * fetchSource(source, commit, auth) → what source.path holds (sourceKindAt): plain manifests as
- * fetch returns them, or, for a directory holding a kustomization or Chart.yaml, every file of
- * the repository (collectRepository; bases such as ../../bases/web and values files elsewhere
- * in the repository are read from it). One download either way.
+ * fetchSource(source, commit, auth, reads) → what source.path holds (sourceKindAt): plain
+ * manifests as fetch returns them, or, for a directory holding a kustomization or Chart.yaml,
+ * the files of the repository it renders from (collectRepository: bases such as
+ * ../../bases/web, file:// chart dependencies and reads.valuesFiles elsewhere in the
+ * repository; other files are never inflated). One download either way.
  *
  * Credentials: auth.token → basic auth (auth.username or "x-access-token", token);
  * auth.username/password → basic auth; else userinfo in the URL. Sent with every request,
@@ -165,15 +174,14 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       return download(source, commit, auth, (at) => collectManifests(at));
     },
 
-    async fetchSource(source, commit, auth): Promise<FetchedSource> {
+    async fetchSource(source, commit, auth, reads): Promise<FetchedSource> {
       return download(source, commit, auth, async (at) => {
         const kind = await sourceKindAt(at);
         if (kind === "manifests") return { kind, files: await collectManifests(at) };
-        const files = await collectRepository({
-          ...at,
-          maxBytes: maxRepositoryBytes,
-          maxFiles: maxRepositoryFiles,
-        });
+        const files = await collectRepository(
+          { ...at, maxBytes: maxRepositoryBytes, maxFiles: maxRepositoryFiles },
+          { kind, files: kind === "helm" ? reads?.valuesFiles : undefined },
+        );
         return { kind, path: normalizePath(source.path), files };
       });
     },
@@ -192,19 +200,30 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
   ): Promise<T> {
     if (!SHA.test(commit)) throw new SourceError(`"${commit}" is not a full commit SHA`, false);
     const oid = commit.toLowerCase();
-    const repo = await revision(source, oid, auth);
-    try {
-      return await read({ ...repo, commit: oid, path: source.path, maxBytes, maxFiles });
-    } catch (err) {
-      throw toSourceError(err, remoteFor(source.url, auth));
+    let repo = await revision(source, oid, auth);
+    for (;;) {
+      try {
+        return await read({ ...repo, commit: oid, path: source.path, maxBytes, maxFiles });
+      } catch (err) {
+        // A stored pack that lacks or garbles an object: forget it and fetch.
+        if (!(repo.stored && brokenObjects(err)))
+          throw toSourceError(err, remoteFor(source.url, auth));
+        const key = keyOf(source, oid, auth);
+        fetched.delete(key);
+        await options.store?.drop(key);
+        repo = await revision(source, oid, auth, false);
+      }
     }
   }
 
   /** The revision `oid` of `source` in memory: kept, being fetched, or fetched now. */
-  function revision(source: GitSource, oid: string, auth: SourceAuth | undefined) {
-    // The credentials are part of the key: a fetch made with one token is never read by an App
-    // whose own credentials were not tried.
-    const key = JSON.stringify([source.url, oid, auth?.username, auth?.password, auth?.token]);
+  function revision(
+    source: GitSource,
+    oid: string,
+    auth: SourceAuth | undefined,
+    useStore = true,
+  ): Promise<Fetched> {
+    const key = keyOf(source, oid, auth);
     const hit = fetched.get(key);
     if (hit) {
       fetched.delete(key);
@@ -212,9 +231,19 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
       return hit;
     }
     const pinned = source.ref.toLowerCase() === oid;
-    const pending = call(source, auth, (remote, client) =>
-      fetchRevision(remote, client, oid, pinned),
-    );
+    const store = options.store;
+    const pending = (async () => {
+      const packed = store && useStore ? await store.get(key) : undefined;
+      const kept = packed && (await repositoryFromPack(packed, oid));
+      if (kept) return kept;
+      if (packed) await store?.drop(key);
+      const repo = await call(source, auth, (remote, client) =>
+        fetchRevision(remote, client, oid, pinned),
+      );
+      const pack = store && (await packOf(repo).catch(() => undefined));
+      if (pack) await store?.put(key, pack);
+      return repo;
+    })();
     if (keep > 0) {
       fetched.set(key, pending);
       pending.catch(() => fetched.delete(key));
@@ -225,6 +254,15 @@ export function createGitPort(options: GitPortOptions = {}): GitPort {
     }
     return pending;
   }
+}
+
+/**
+ * The key of a revision in memory and in a RevisionStore. The credentials are part of it: a
+ * fetch made with one token is never read by an App whose own credentials were not tried (a
+ * pinned SHA is not resolved against the server, so nothing else would check them).
+ */
+function keyOf(source: GitSource, oid: string, auth: SourceAuth | undefined): string {
+  return JSON.stringify([source.url, oid, auth?.username, auth?.password, auth?.token]);
 }
 
 /**
@@ -239,12 +277,7 @@ async function fetchRevision(
   pinned: boolean,
 ): Promise<Fetched> {
   // memfs only when a fetch happens: a no-op run resolves and stops.
-  // memfs is CommonJS: its module.exports is the default export in Node and in bundles.
-  const { createFsFromVolume, Volume } = (await import("memfs")).default;
-  const fs = createFsFromVolume(new Volume());
-  const gitdir = "/repo.git";
-  const cache = {};
-  await git.init({ fs, gitdir, bare: true });
+  const { fs, gitdir, cache } = await emptyRepository();
   await git.addRemote({ fs, gitdir, remote: "origin", url: remote.url });
   await git.fetch({
     fs,

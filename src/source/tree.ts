@@ -2,6 +2,7 @@
 import git from "isomorphic-git";
 import type { SourceFile } from "../core/index.ts";
 import { SourceError } from "../core/index.ts";
+import { declaredSize } from "./blob-size.ts";
 import { type CommitTree, type Resolved, resolvePath, rootTree, walkFiles } from "./links.ts";
 
 /** Files that mean the directory is a Kustomize base or a Helm chart. */
@@ -94,15 +95,20 @@ export async function collectManifests(o: CollectOptions): Promise<SourceFile[]>
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const files: SourceFile[] = [];
   let total = 0;
+  const over = (bytes: number) => {
+    if (bytes <= o.maxBytes) return;
+    throw new SourceError(
+      `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes`,
+      false,
+    );
+  };
   for (const { path, oid } of blobs) {
+    // The size the pack declares is checked before the blob is inflated (blob-size.ts).
+    const declared = await declaredSize(fs, gitdir, cache, oid);
+    if (declared !== undefined) over(total + declared);
     const { blob } = await git.readBlob({ fs, gitdir, cache, oid });
     total += blob.byteLength;
-    if (total > o.maxBytes) {
-      throw new SourceError(
-        `manifests under "${o.path}" at ${commit} exceed ${o.maxBytes} bytes`,
-        false,
-      );
-    }
+    over(total);
     try {
       files.push({ path, content: decoder.decode(blob) });
     } catch {

@@ -152,12 +152,18 @@ describe("a run a person asks for", () => {
       body: JSON.stringify({ type: "sync" }),
     });
     expect(res.status).toBe(202);
-    await waitFor(
-      "the sync re-applied spec.replicas",
-      async () => (await replicas("manual-api")) === 1,
-    );
-    const status = (await getApp("manual-api", "app")).status;
-    expect(status?.operationState).toMatchObject({ type: "Sync", phase: "Succeeded" });
-    expect(status?.drift).toBeUndefined();
+    const { operation } = (await res.json()) as { operation: { id: string } };
+    // The object is re-applied before the run writes the operation's outcome: wait for the
+    // outcome, not for the object, or the status is read between the two writes.
+    const app = await waitFor("the sync's outcome in status", async () => {
+      const a = await getApp("manual-api", "app");
+      return a.status?.operationState?.id === operation.id &&
+        a.status.operationState.phase !== "Running"
+        ? a
+        : undefined;
+    });
+    expect(app.status?.operationState).toMatchObject({ type: "Sync", phase: "Succeeded" });
+    expect(await replicas("manual-api")).toBe(1);
+    expect(app.status?.drift).toBeUndefined();
   });
 });

@@ -18,6 +18,7 @@ import type { Provider } from "../webhooks.ts";
 import {
   isRefDeletion,
   PROVIDERS,
+  PULL_REQUEST_EVENTS,
   parsePullRequest,
   parsePush,
   previewsPullRequest,
@@ -29,6 +30,16 @@ const PROVIDER = {
   gitlab: { secret: "gitlabWebhookToken", auth: "X-Gitlab-Token", event: "X-Gitlab-Event" },
   gitea: { secret: "giteaWebhookSecret", auth: "X-Gitea-Signature", event: "X-Gitea-Event" },
 } as const;
+
+/**
+ * A request header of `provider`: Forgejo sends its own X-Forgejo-* beside (or, in later
+ * releases, instead of) the X-Gitea-* it inherited, with the same values.
+ */
+function header(c: Context, provider: Provider, name: string): string | undefined {
+  const value = c.req.header(name);
+  if (value !== undefined || provider !== "gitea") return value;
+  return c.req.header(name.replace(/^X-Gitea-/, "X-Forgejo-"));
+}
 
 /** Event header values that announce a push, per provider. */
 const PUSH_EVENTS: Record<Provider, readonly string[]> = {
@@ -48,16 +59,16 @@ async function authentic(
   body: Uint8Array<ArrayBuffer>,
   delivery: Delivery | { error: string },
 ) {
-  const header = c.req.header(PROVIDER[provider].auth);
+  const auth = header(c, provider, PROVIDER[provider].auth);
   switch (provider) {
     case "github": {
       const text = decodeExact(body);
-      return text !== undefined && verifyGitHub(secret, text, header);
+      return text !== undefined && verifyGitHub(secret, text, auth);
     }
     case "gitlab":
-      return verifyGitLab(secret, header);
+      return verifyGitLab(secret, auth);
     case "gitea":
-      return "signed" in delivery && verifyGitea(secret, delivery.signed, header);
+      return "signed" in delivery && verifyGitea(secret, delivery.signed, auth);
   }
 }
 
@@ -106,12 +117,12 @@ export function registerWebhookRoutes(
       if (!(await authentic(provider, secret, c, body, delivery))) {
         throw new HttpError(401, `missing or invalid ${PROVIDER[provider].auth} header`);
       }
-      const event = c.req.header(PROVIDER[provider].event);
+      const event = header(c, provider, PROVIDER[provider].event);
       if (event === undefined)
         throw new HttpError(400, `missing ${PROVIDER[provider].event} header`);
       if (provider === "github" && event === "ping") return c.json({ message: "pong" }, 200);
       const pullRequest =
-        provider === "github" && event === "pull_request" && deps.previewPullRequest;
+        PULL_REQUEST_EVENTS[provider].includes(event) && deps.previewPullRequest !== undefined;
       if (!PUSH_EVENTS[provider].includes(event) && !pullRequest) {
         return c.json({ ignored: true, event }, 202);
       }
@@ -127,7 +138,7 @@ export function registerWebhookRoutes(
           delivery.form ? "malformed JSON in form field payload" : "malformed JSON body",
         );
       }
-      if (pullRequest) return answerPullRequest(c, deps, payload);
+      if (pullRequest) return answerPullRequest(c, deps, provider, event, payload);
       const parsed = parsePush(provider, payload);
       if (!parsed.ok) throw new HttpError(400, "not a push payload", { issues: parsed.error });
       const push = parsed.value;
@@ -159,18 +170,26 @@ export function registerWebhookRoutes(
 }
 
 /**
- * GitHub `pull_request`: opened, synchronize and reopened preview every App whose source
- * follows the base repository on the base branch (HEAD: the default branch), after the
- * answer 202 {"apps", "number", "head"}; other actions (closed, labeled…) → 202 {"ignored"}.
+ * GitHub/Gitea `pull_request`, GitLab "Merge Request Hook" (read by {@link parsePullRequest}):
+ * opened, synchronize and reopened preview every App whose source follows the base repository
+ * on the base branch (HEAD: the default branch), after the answer 202 {"apps", "number",
+ * "head"}; other actions (closed, merged, labeled, a GitLab update without new commits…) →
+ * 202 {"ignored", "event", "reason"}.
  */
-async function answerPullRequest(c: Context, deps: HttpDeps, payload: unknown) {
-  const parsed = parsePullRequest(payload);
+async function answerPullRequest(
+  c: Context,
+  deps: HttpDeps,
+  provider: Provider,
+  event: string,
+  payload: unknown,
+) {
+  const parsed = parsePullRequest(payload, provider);
   if (!parsed.ok) {
-    throw new HttpError(400, "not a pull_request payload", { issues: parsed.error });
+    throw new HttpError(400, `not a ${event} payload`, { issues: parsed.error });
   }
   const pr = parsed.value;
   if (!previewsPullRequest(pr.action)) {
-    return c.json({ ignored: true, event: "pull_request", reason: `action ${pr.action}` }, 202);
+    return c.json({ ignored: true, event, reason: `action ${pr.action}` }, 202);
   }
   const { matched } = await matchingApps(deps.apps, pr);
   const apps: PullRequestTarget[] = matched.flatMap((row) =>
@@ -181,7 +200,7 @@ async function answerPullRequest(c: Context, deps: HttpDeps, payload: unknown) {
     if (deps.defer) deps.defer(task);
     else void task.catch((e) => deps.log?.({ msg: "preview failed", error: String(e) }));
   }
-  deps.log?.({ msg: "webhook pull_request", number: pr.number, apps: apps.length });
+  deps.log?.({ msg: "webhook pull_request", provider, number: pr.number, apps: apps.length });
   return c.json({ apps: apps.map(nameOf), number: pr.number, head: pr.headSha }, 202);
 }
 

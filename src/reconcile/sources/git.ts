@@ -26,7 +26,9 @@ export const git: SourceKind<"git"> = {
   async render(ctx, spec, source, revision, auth) {
     const { git } = ctx.ports;
     const fetched = git.fetchSource
-      ? await git.fetchSource(source, revision, auth)
+      ? await git.fetchSource(source, revision, auth, {
+          valuesFiles: spec.source.helm?.valuesFiles,
+        })
       : { kind: "manifests" as const, files: await git.fetch(source, revision, auth) };
     const misplaced = misplacedOptions(spec, fetched.kind);
     if (misplaced) return err([misplaced]);
