@@ -275,8 +275,9 @@ export async function burst(
   };
 }
 
-/** The sizes measured: Flux's 100 and 1,000. */
-export const BURST_SIZES = [100, 1000] as const;
+/** The sizes measured: Flux's 100 and 1,000; PLUMB_BENCH_BURST_SIZES (e.g. "20,200") instead. */
+export const burstSizes = (): number[] =>
+  process.env["PLUMB_BENCH_BURST_SIZES"]?.split(",").map(Number) ?? [100, 1000];
 /** Shards (parallel processes): PLUMB_BENCH_SHARDS, else 2 (the machine's 2 cores). */
 export const burstShards = (): number => Number(process.env["PLUMB_BENCH_SHARDS"] ?? 2);
 

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
-import { BURST_SIZES, burst, burstShards, readmeTable } from "./burst.ts";
+import { burst, burstShards, burstSizes, readmeTable } from "./burst.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd } from "./cron.ts";
@@ -163,7 +163,7 @@ async function main(): Promise<void> {
   // 12. Flux's benchmark shape in a burst: 100 and 1,000 new Apps, shards of one CronJob.
   const bursts = async () => {
     results.burst = [];
-    for (const n of BURST_SIZES) {
+    for (const n of burstSizes()) {
       const b = await phase(
         `burst: ${n} Apps of Flux's shape, ${burstShards()} shards`,
         900_000,
