@@ -2,7 +2,7 @@
 import type { BundleResult } from "./bundle.ts";
 import { type BurstFigure, burstReport, burstTargets } from "./burst.ts";
 import type { ComparisonCase } from "./compare.ts";
-import type { CronResult } from "./cron.ts";
+import { type CronResult, type TickCostResult, tickCostReport, tickCostTargets } from "./cron.ts";
 import type { EngineBenchResult } from "./engines.ts";
 import { engineReport, engineTargets } from "./engines-report.ts";
 import { isDiscovery } from "./kube.ts";
@@ -49,6 +49,8 @@ export interface Results {
   cpuBreakdown?: CpuBreakdown | undefined;
   webhook: WebhookResult[];
   cron: CronResult[];
+  /** A CronJob tick (a `reconcile --all` process) against serve --schedule's tick. */
+  tickCost?: TickCostResult | undefined;
   bundle?: BundleResult | undefined;
   memory?: MemoryResult | undefined;
   /** The render Worker's bundle and the engines on Node and in workerd. */
@@ -149,6 +151,7 @@ export function evaluateTargets(results: Results): Target[] {
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
   out.push(...processTargets(results.process));
+  out.push(...tickCostTargets(results.tickCost));
   const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
   out.push(...scaleTargets(results.scale, gen50?.newCommit));
   out.push(...burstTargets(results.burst));
@@ -519,6 +522,8 @@ export function report(results: Results): string {
 
   h("9. Whole processes: the plumb CLI from start to exit");
   lines.push(...processReport(results.process));
+  lines.push("", "A CronJob tick against serve --schedule (CPU per tick, whole processes):");
+  lines.push(...tickCostReport(results.tickCost));
 
   h("10. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
   lines.push(...scaleReport(results.scale));

@@ -12,13 +12,13 @@ import { bundleSize } from "./bundle.ts";
 import { burst, burstShards, burstSizes, readmeTable } from "./burst.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
-import { cronNode, cronWorkerd } from "./cron.ts";
+import { cronNode, cronWorkerd, tickCost } from "./cron.ts";
 import { engineCost } from "./engines.ts";
 import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
 import { memoryPeak } from "./memory.ts";
-import { processCost } from "./process.ts";
+import { benchCli, processCost } from "./process.ts";
 import {
   cpuBreakdown,
   measuredRun,
@@ -306,6 +306,16 @@ async function main(): Promise<void> {
     });
     if (c) results.cron.push(c);
   }
+
+  // 9. A CronJob tick against serve --schedule (serve lists every App: none but its own).
+  results.tickCost = await phase(
+    "cron tick vs serve --schedule (whole processes)",
+    900_000,
+    async () => {
+      await kube.deleteApps();
+      return tickCost(benchCli(ROOT), kube, git!, cluster!.kubeconfig, log);
+    },
+  );
 
   await bursts();
 

@@ -48,41 +48,17 @@ async function main(argv: string[]): Promise<number> {
     });
     return 0;
   }
-  const [{ tickAt }, loop, { nodePorts }] = await Promise.all([
-    import("../src/plan/index.ts"),
+  const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
+  if (args.kind === "reconcile-all") {
+    // A scheduled tick (cli-tick.ts): loads the reconcile loop only when some App is due.
+    const { runTick } = await import("./cli-tick.ts");
+    return runTick(args, kubeconfig, config, redactor, print);
+  }
+  const [loop, { nodePorts }] = await Promise.all([
     import("../src/reconcile/index.ts"),
     import("./node-ports.ts"),
   ]);
   const ports = nodePorts(kubeconfig, config, redactor);
-  const print = (r: object) => console.log(JSON.stringify(redactor.redactValue(r)));
-  if (args.kind === "reconcile-all") {
-    // A scheduled tick: due Apps are reconciled, the others get a Skipped line
-    // (--force: all, each with a full comparison). Each Git source is resolved once.
-    const now = new Date();
-    const tick = tickAt(now, args.everyMs);
-    const plan = await loop.planTick(ports(), tick, {
-      namespace: args.namespace,
-      force: args.force,
-      shard: args.shard,
-      onSkipped: (row) => print(loop.skippedResult(row, now, tick.periodMs)),
-    });
-    const hints = await loop.resolveSources(ports(), plan.due);
-    const targets = plan.due.map((d) => ({
-      namespace: d.namespace,
-      name: d.name,
-      options: { compare: d.compare, source: loop.hintFor(hints, d) },
-    }));
-    // The tick's runs share one read of the Apps' inventories (exact ownership).
-    const inventories = loop.createInventoryIndex();
-    const results = await loop.reconcileMany(
-      targets,
-      () => ({ ...ports(), inventories }),
-      () => new Date(),
-      print,
-      config.concurrency,
-    );
-    return results.some((r) => r.outcome === "Failed") ? 1 : 0;
-  }
   // One App, asked for by a person (--force or not): always a full comparison (drift is looked
   // for now); it does not move the App's schedule, which is derived, not stored.
   // NAME without -n: the kubeconfig context's namespace, as kubectl reads it.

@@ -4,7 +4,12 @@ import { hostname } from "node:os";
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { createNodeEngines } from "../src/engines/node.ts";
-import { createDestinations, createKubePort, type KubeAppStore } from "../src/kube/index.ts";
+import {
+  createDestinations,
+  createKubePort,
+  type KubeAppStore,
+  type KubeTransport,
+} from "../src/kube/index.ts";
 import { nodeDestinationTransport, nodeKubeTransport } from "../src/kube/node.ts";
 import { createNotifier } from "../src/notify/index.ts";
 import type { Ports } from "../src/reconcile/index.ts";
@@ -18,19 +23,23 @@ import { createNodeHttpClient } from "../src/source/node-http.ts";
 /**
  * A factory of Ports (a fresh KubePort each call, so request counts are per run; its `kube` is
  * also the HTTP app's AppStore). Every run shares `redactor` (the process's secret values), and
- * the log lines are redacted with it.
+ * the log lines are redacted with it. `options.transport`: the kubeconfig's transport already
+ * made (a tick lists the Apps before it loads the rest), else one is made from `kubeconfig`.
  */
 export function nodePorts(
   kubeconfig: string | undefined,
   config: RuntimeConfig,
   redactor: Redactor = new Redactor(),
+  options: { transport?: KubeTransport } = {},
 ): () => Ports & { kube: KubeAppStore } {
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
-  const transport = nodeKubeTransport(kubeconfig, {
-    retry: kubeRetryOptions(config, log),
-    rateLimit: config.kubeRateLimit,
-  });
+  const transport =
+    options.transport ??
+    nodeKubeTransport(kubeconfig, {
+      retry: kubeRetryOptions(config, log),
+      rateLimit: config.kubeRateLimit,
+    });
   // Fetched commits on disk, shared by every plumb process on the machine (cache-disk.ts).
   const git = createGitPort({ http: createNodeHttpClient(), store: createDiskRevisionStore() });
   const image = createImagePort();

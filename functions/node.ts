@@ -12,8 +12,8 @@ import { jsonPoster } from "../src/notify/index.ts";
 import { hintFor, resolveSources } from "../src/reconcile/index.ts";
 import type { RuntimeConfig } from "../src/runtime/config.ts";
 import { nodePorts } from "./node-ports.ts";
-import { nodePreviewer } from "./node-previews.ts";
 import { createRunner } from "./node-runs.ts";
+import { forgePreviewer } from "./previews.ts";
 
 /**
  * Serves the HTTP API on 127.0.0.1:`port` (PLUMB_HOST to change) until the process ends.
@@ -48,7 +48,7 @@ export async function serve(
     defer: (task) =>
       void task.catch((err) => log({ msg: "deferred task failed", error: String(err) })),
     slackRespond: jsonPoster(),
-    previewPullRequest: nodePreviewer(ports, httpConfig.namespace ?? DEFAULT_NAMESPACE, log),
+    previewPullRequest: forgePreviewer(ports, httpConfig.namespace ?? DEFAULT_NAMESPACE, log),
     async trigger(apps, reason) {
       log({ msg: "trigger", reason, apps: apps.map(nameOf) });
       // One lookup per Git source, after the answer; each run gets its revision.

@@ -4,7 +4,12 @@
 import { Redactor } from "../src/core/index.ts";
 import { cloudflareDnsSettings } from "../src/dns/index.ts";
 import { type ServiceBinding, serviceBindingEngines } from "../src/engines/binding.ts";
-import { createHttpApp, parseHttpConfig, unavailable } from "../src/http/index.ts";
+import {
+  createHttpApp,
+  DEFAULT_NAMESPACE,
+  parseHttpConfig,
+  unavailable,
+} from "../src/http/index.ts";
 import {
   createDestinations,
   createFetchTransport,
@@ -34,6 +39,7 @@ import {
 import { kubeRetryOptions, parseRuntimeConfig } from "../src/runtime/config.ts";
 import { createGitPort } from "../src/source/git.ts";
 import { createImagePort } from "../src/source/image.ts";
+import { forgePreviewer } from "./previews.ts";
 
 /**
  * A queue message: Apps to reconcile in turn (Apps on one Git source and revision
@@ -251,15 +257,24 @@ export default {
     const problems = configurationProblems(env);
     if (problems.length > 0) return unavailable(new URL(request.url).pathname, problems);
     const ports = portsFor(env);
+    const config = parseHttpConfig(env);
     const app = createHttpApp({
       apps: ports.kube,
-      config: parseHttpConfig(env),
+      config,
       now: () => new Date(),
       log: logLine,
       redactor,
       // Work after the response (Slack's 3-second limit) runs in waitUntil.
       defer: (task) => ctx.waitUntil(task),
       slackRespond: jsonPoster(),
+      // Pull request previews run after the answer, in waitUntil (through `defer`), as the
+      // first Apps of a push do: a preview is one render and dry run per App of the PR's base.
+      previewPullRequest: forgePreviewer(
+        () => ports,
+        config.namespace ?? DEFAULT_NAMESPACE,
+        logLine,
+        env,
+      ),
       async trigger(apps, reason) {
         // One lookup per Git source, handed to every run on it.
         const hints = await resolveSources(ports, apps, { deadlineMs: SOURCE_DEADLINE_MS });

@@ -1,8 +1,9 @@
 // npm start: the main job. With KUBECONFIG: `plumb reconcile --all` against that cluster.
 // Without: start the local control plane (test/cluster) or reuse the one running, install the
-// CRD, serve the guestbook example from a local Git server, create the example Apps (the
-// guestbook, and a spec.source.app one whose images are pinned by digest: no registry) and
-// reconcile each until it is Healthy; the exit code is the examples' outcome.
+// CRD, serve the guestbook example from a local Git server (kept running beside the control
+// plane: scripts/example-git.ts), create the example Apps (the guestbook, and a spec.source.app
+// one whose images are pinned by digest: no registry) and reconcile each until it is Healthy; the
+// exit code is the examples' outcome.
 
 import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -11,8 +12,8 @@ import { parse } from "yaml";
 import type { KubeObject } from "../src/core/index.ts";
 import { createKubePort } from "../src/kube/index.ts";
 import { nodeKubeTransport } from "../src/kube/node.ts";
-import { fixtureFiles, startGitServer } from "../test/support/git-server.ts";
 import { installAppCrd } from "../test/support/kube-api.ts";
+import { ensureExampleGit, exampleRepoUrl } from "./example-git.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const CLI = join(ROOT, "functions/plumb.mjs");
@@ -25,8 +26,13 @@ function plumb(args: string[], kubeconfig: string): Promise<number> {
   return new Promise((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
 }
 
-/** The local control plane's state and kubeconfig (gitignored). */
-const CLUSTER_DIR = join(ROOT, ".plumb/cluster");
+/**
+ * The local control plane's state and kubeconfig, and the example Git server's repositories
+ * (gitignored; PLUMB_START_DIR moves both, as the e2e test of npm start does).
+ */
+const STATE_DIR = resolve(process.env["PLUMB_START_DIR"] ?? join(ROOT, ".plumb"));
+const CLUSTER_DIR = join(STATE_DIR, "cluster");
+const GIT_DIR = join(STATE_DIR, "git");
 const CLUSTER_SH = join(ROOT, "test/cluster/cluster.sh");
 
 /** True when the local control plane in CLUSTER_DIR runs and is ready (`cluster.sh status`). */
@@ -83,59 +89,48 @@ async function main(): Promise<number> {
   await installAppCrd(transport);
   const kube = createKubePort(transport);
 
-  const git = await startGitServer();
-  try {
-    const files = Object.fromEntries(
-      Object.entries(fixtureFiles(join(ROOT, "infra/examples/guestbook"))).map(([p, c]) => [
-        `guestbook/${p}`,
-        c,
-      ]),
-    );
-    const repo = await git.createRepo("apps", files);
-    const app = parse(
-      readFileSync(join(ROOT, "infra/examples/app-guestbook.yaml"), "utf8"),
-    ) as KubeObject & {
-      spec: { source: { git: { url: string } } };
-    };
-    app.spec.source.git.url = repo.url;
-    await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "guestbook" } });
-    await kube.apply(app);
-    console.error(`example App guestbook/guestbook → ${repo.url}`);
-    // The service-spec example (spec.source.app): its images are pinned by digest, so it needs
-    // no registry, and no Git server either (it keeps reconciling after npm start ends).
-    const service = parse(
-      readFileSync(join(ROOT, "infra/examples/app-service.yaml"), "utf8"),
-    ) as KubeObject;
-    await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
-    await kube.apply(service);
-    console.error("example App shop/shop → spec.source.app, images pinned by digest");
-    // The examples' own outcomes decide the exit code, never other Apps in the cluster.
-    const examples = [
-      { namespace: "guestbook", name: "guestbook" },
-      { namespace: "shop", name: "shop" },
-    ];
-    const healthy: string[] = [];
-    for (const { namespace, name } of examples) {
-      if (await reconcileUntilHealthy(kube, kubeconfig, namespace, name)) {
-        healthy.push(`${namespace}/${name}`);
-      } else {
-        console.error(
-          `\nThe example App ${namespace}/${name} did not become Healthy (see its lines above).`,
-        );
-      }
+  const repoUrl = exampleRepoUrl(await ensureExampleGit(GIT_DIR));
+  const app = parse(
+    readFileSync(join(ROOT, "infra/examples/app-guestbook.yaml"), "utf8"),
+  ) as KubeObject & {
+    spec: { source: { git: { url: string } } };
+  };
+  app.spec.source.git.url = repoUrl;
+  await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "guestbook" } });
+  await kube.apply(app);
+  console.error(`example App guestbook/guestbook → ${repoUrl}`);
+  // The service-spec example (spec.source.app): its images are pinned by digest, so it needs
+  // no registry, and no Git server either (it keeps reconciling after npm start ends).
+  const service = parse(
+    readFileSync(join(ROOT, "infra/examples/app-service.yaml"), "utf8"),
+  ) as KubeObject;
+  await kube.apply({ apiVersion: "v1", kind: "Namespace", metadata: { name: "shop" } });
+  await kube.apply(service);
+  console.error("example App shop/shop → spec.source.app, images pinned by digest");
+  // The examples' own outcomes decide the exit code, never other Apps in the cluster.
+  const examples = [
+    { namespace: "guestbook", name: "guestbook" },
+    { namespace: "shop", name: "shop" },
+  ];
+  const healthy: string[] = [];
+  for (const { namespace, name } of examples) {
+    if (await reconcileUntilHealthy(kube, kubeconfig, namespace, name)) {
+      healthy.push(`${namespace}/${name}`);
+    } else {
+      console.error(
+        `\nThe example App ${namespace}/${name} did not become Healthy (see its lines above).`,
+      );
     }
-    if (healthy.length > 0) {
-      const which =
-        healthy.length === 1 ? `App ${healthy[0]} is` : `Apps ${healthy.join(" and ")} are`;
-      console.error(`\nThe example ${which} Synced and Healthy.`);
-    }
-    console.error(
-      `The control plane keeps running. To use it:\n  export KUBECONFIG=${kubeconfig}\n  npm run plumb -- get -A\nStop it with: npm run cluster:stop`,
-    );
-    return healthy.length === examples.length ? 0 : 1;
-  } finally {
-    await git.stop();
   }
+  if (healthy.length > 0) {
+    const which =
+      healthy.length === 1 ? `App ${healthy[0]} is` : `Apps ${healthy.join(" and ")} are`;
+    console.error(`\nThe example ${which} Synced and Healthy.`);
+  }
+  console.error(
+    `The control plane and the example's Git server keep running. To use them:\n  export KUBECONFIG=${kubeconfig}\n  npm run plumb -- get -A\n  git clone ${repoUrl}   # push a change, then: npm run plumb -- reconcile guestbook/guestbook\nStop both with: npm run cluster:stop`,
+  );
+  return healthy.length === examples.length ? 0 : 1;
 }
 
 main().then(

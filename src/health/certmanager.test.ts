@@ -1,5 +1,5 @@
 // cert-manager Certificates through their life: first issuance, renewal, a renewal that fails,
-// expiry. The renewal's conditions are those argoproj/argo-cd#18597 reports from a cluster
+// expiry. The renewal's conditions are those an Argo CD user reported from a cluster
 // (cert-manager v1.14), where Argo CD calls the certificate Progressing while it serves.
 import { describe, expect, it } from "vitest";
 import { type KubeObject, refKey, refOf } from "../core/index.ts";

@@ -20,7 +20,7 @@ import {
  *   certificate until the new one is stored, so the App stays Healthy, with the renewal in
  *   the message, as is a renewal that failed and waits to retry (Issuing=False, reason
  *   Failed). Argo CD checks Issuing first and so calls a renewing certificate Progressing
- *   for as long as the renewal takes (argoproj/argo-cd#18597); a renewal that keeps failing
+ *   for as long as the renewal takes (as its users report); a renewal that keeps failing
  *   would leave the App Progressing for days while the old certificate still serves.
  *   Past status.notAfter the certificate serves no more: Degraded, whatever Ready says
  *   (cert-manager writes Ready=False, reason Expired, on its next look);

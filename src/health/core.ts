@@ -38,7 +38,7 @@ const ANN_HPA_V1_CONDITIONS = "autoscaling.alpha.kubernetes.io/conditions";
  * annotation (and its beta twin), or, when binding is delayed and the scheduler has not set
  * `volume.kubernetes.io/selected-node`, waits. So: Pending, storageClassName set, no volumeName
  * and none of those three annotations → Healthy "waiting for first consumer". This is the rule
- * proposed for Argo CD in argoproj/argo-cd#29205 (argoproj/argo-cd#29201), tightened by the class and
+ * proposed to Argo CD for claims of a WaitForFirstConsumer class, tightened by the class and
  * selected-node checks. A claim without a class (static binding) stays Progressing. Cost: an
  * Immediate claim reads Healthy for the moment before the controller first syncs it.
  */

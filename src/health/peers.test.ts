@@ -103,7 +103,7 @@ describe("Argo CD gitops-engine health suite", () => {
 const SCRIPT_DIFFERENCES: Readonly<Record<string, readonly [string, string]>> = {
   "batch/CronJob/testdata/suspended.yaml": [
     "Suspended",
-    "Argo reports Healthy only to work around its own sync bug (argoproj/argo-cd#24428)",
+    "Argo reports Healthy only to work around its own sync bug with suspended CronJobs",
   ],
 };
 

@@ -211,7 +211,7 @@ export function jobHealth(o: KubeObject): HealthResult {
  * batch/CronJob, after Argo CD (resource_customizations/batch/CronJob/health.lua) with one
  * difference, and kstatus (core.go: batch/CronJob is alwaysReady).
  * - spec.suspend → Suspended. (Argo reports Healthy "CronJob is Suspended", as a workaround
- *   for its own sync problem argoproj/argo-cd#24428; a suspended CronJob is what Suspended means.)
+ *   for its own sync problem with suspended CronJobs; a suspended CronJob is what Suspended means.)
  * - never scheduled, a Job running now, or no successful run yet → Healthy, saying which.
  * - status.lastSuccessfulTime before status.lastScheduleTime with no Job active → Degraded:
  *   the last scheduled run ended without succeeding.

@@ -1,30 +1,10 @@
-// Scheduled runs in one process: the lines of Apps a tick leaves alone, and many reconciles at
-// once (`plumb reconcile --all`, `plumb serve`).
+// Scheduled runs in one process: many reconciles at once (`plumb reconcile --all`,
+// `plumb serve`). The lines of Apps a tick leaves alone: tick.ts (skippedResult).
 
-import type { AppRow, HealthStatus, SyncStatus } from "../app/index.ts";
 import { type NamespacedName, nameOf } from "../core/index.ts";
-import { nextRunAt } from "../plan/index.ts";
 import type { Ports } from "./ports.ts";
 import { type RunOptions, reconcileApp } from "./reconcile.ts";
 import type { RunResult } from "./record.ts";
-
-/**
- * The line printed for an App a scheduled run leaves alone (not due): its state from the
- * compact list, outcome "Skipped", when it runs next (derived: nextRunAt), no requests made.
- * @param periodMs the tick period (the next run is rounded up to a tick)
- */
-export function skippedResult(row: AppRow, now: Date, periodMs?: number): RunResult {
-  const r: RunResult = {
-    app: nameOf(row),
-    outcome: "Skipped",
-    requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },
-  };
-  if (row.syncStatus) r.syncStatus = row.syncStatus as SyncStatus;
-  if (row.healthStatus) r.healthStatus = row.healthStatus as HealthStatus;
-  if (row.revision) r.revision = row.revision;
-  r.nextReconcileAt = nextRunAt(row, now, periodMs).toISOString();
-  return r;
-}
 
 /** An App to reconcile and what its trigger knows (RunOptions). */
 export type RunTarget = NamespacedName & { options?: RunOptions | undefined };

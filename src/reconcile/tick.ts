@@ -1,7 +1,11 @@
 // A scheduled tick: list the Apps in compact pages, pick the due ones, resolve each
 // Git source (repository, ref, credentials) once and hand the revision to every run on it.
 // The cron trigger enqueues what this plans (functions/worker.ts); `plumb reconcile --all` runs it.
-import type { AppRow } from "../app/index.ts";
+// Light on purpose: a tick that finds nothing due loads this, the schedule and the Kubernetes
+// adapter, not the reconcile loop (its sources, renderers and Git client).
+import type { AppRow, HealthStatus, SyncStatus } from "../app/index.ts";
+import { nameOf } from "../core/index.ts";
+import { nextRunAt, type Tick } from "../plan/schedule.ts";
 import {
   type DueApp,
   dueRows,
@@ -9,11 +13,10 @@ import {
   groupBySource,
   type SourceHint,
   sourceKey,
-  type Tick,
   type TickOptions,
-} from "../plan/index.ts";
+} from "../plan/tick.ts";
 import type { Ports } from "./ports.ts";
-import { readSourceAuth } from "./source.ts";
+import type { RunResult } from "./record.ts";
 
 /** Rows per page of the compact list: a page of 500 rows is about 150 KB of JSON. */
 export const ROW_PAGE = 500;
@@ -89,8 +92,9 @@ export async function resolveSources(
     while (next < groups.length) {
       const source = groups[next++]!;
       try {
+        // Loaded only for a source with credentials (source.ts brings the whole source layer).
         const auth = source.secret
-          ? await readSourceAuth(ports, ...splitSecret(source.secret))
+          ? await (await import("./source.ts")).readSourceAuth(ports, ...splitSecret(source.secret))
           : undefined;
         const revision = await ports.git.resolve(
           { url: source.url, ref: source.ref, path: "." },
@@ -119,6 +123,24 @@ export async function resolveSources(
     next = groups.length; // start no more lookups; those under way finish unheeded
   }
   return new Map(hints);
+}
+
+/**
+ * The line printed for an App a scheduled run leaves alone (not due): its state from the
+ * compact list, outcome "Skipped", when it runs next (derived: nextRunAt), no requests made.
+ * @param periodMs the tick period (the next run is rounded up to a tick)
+ */
+export function skippedResult(row: AppRow, now: Date, periodMs?: number): RunResult {
+  const r: RunResult = {
+    app: nameOf(row),
+    outcome: "Skipped",
+    requests: { get: 0, list: 0, create: 0, update: 0, patch: 0, delete: 0 },
+  };
+  if (row.syncStatus) r.syncStatus = row.syncStatus as SyncStatus;
+  if (row.healthStatus) r.healthStatus = row.healthStatus as HealthStatus;
+  if (row.revision) r.revision = row.revision;
+  r.nextReconcileAt = nextRunAt(row, now, periodMs).toISOString();
+  return r;
 }
 
 /** The hint resolved for an App's source, if any. */

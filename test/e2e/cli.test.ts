@@ -38,7 +38,8 @@ async function plumbWith(
     const { stdout, stderr } = await run(
       process.execPath,
       [join(ROOT, "functions/plumb.mjs"), ...args, "--kubeconfig", kubeconfig()],
-      { env: { ...process.env, ...env } },
+      // NODE_DEBUG=esm writes more than execFile's default 1 MiB of stderr.
+      { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 },
     );
     return {
       code: 0,
@@ -175,7 +176,21 @@ describe("plumb CLI", () => {
     await createApp("cli-steady", "steady", { source: { git: { url: repo.url } } });
     await awayFromSlot("cli-steady", "steady");
     expect((await plumb("reconcile", "cli-steady/steady")).code).toBe(0);
-    const good = await plumb("reconcile", "--all", "--namespace", "cli-steady");
+    // NODE_DEBUG=esm names every module file Node loads: the bundle's lazily loaded entries
+    // are named after their source (cli-tick-<hash>.js, node-ports-<hash>.js, reconcile-...).
+    const loaded = (stderr: string) =>
+      [...stderr.matchAll(/dist\/cli\/[^/]+\/([a-z-]+)-[A-Z0-9]+\.js/g)].map((m) => m[1]);
+    const good = await plumbWith(
+      { NODE_DEBUG: "esm" },
+      "reconcile",
+      "--all",
+      "--namespace",
+      "cli-steady",
+    );
+    // Nothing due: the list of Apps only, not the reconcile loop, its Git client or engines.
+    expect(loaded(good.stderr)).toContain("cli-tick");
+    expect(loaded(good.stderr)).not.toContain("node-ports");
+    expect(loaded(good.stderr)).not.toContain("reconcile");
     expect(good.lines).toEqual([
       expect.objectContaining({
         app: "cli-steady/steady",
@@ -190,7 +205,15 @@ describe("plumb CLI", () => {
       Date.now() + 600_000,
     );
     expect(good.code).toBe(0);
-    const forced = await plumb("reconcile", "--all", "--force", "--namespace", "cli-steady");
+    const forced = await plumbWith(
+      { NODE_DEBUG: "esm" },
+      "reconcile",
+      "--all",
+      "--force",
+      "--namespace",
+      "cli-steady",
+    );
+    expect(loaded(forced.stderr)).toEqual(expect.arrayContaining(["node-ports", "reconcile"]));
     expect(forced.lines).toEqual([
       expect.objectContaining({ app: "cli-steady/steady", outcome: "Reconciled" }),
     ]);

@@ -64,7 +64,9 @@ describe("App CRD", () => {
   });
 
   it("`kubectl explain app.spec.source` shows the field descriptions", async () => {
-    const bin = join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
+    const bin =
+      process.env["PLUMB_CLUSTER_BIN"] ||
+      join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
     const out = execFileSync(
       bin,
       ["kubectl", "explain", "app.spec.source", "--kubeconfig", kubeconfig()],

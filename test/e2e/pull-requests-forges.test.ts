@@ -3,11 +3,16 @@
 // PullRequestPayload), authenticated as the provider does, sent to `plumb serve`; a local
 // receiver stands in for the GitLab notes / Gitea issue-comment and commit-status APIs.
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHmac } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileApp } from "../../src/reconcile/index.ts";
+import {
+  forgeComments,
+  giteaDelivery as giteaForgeDelivery,
+  gitlabDelivery as gitlabForgeDelivery,
+  pushHead as pushForgeHead,
+  sendForgeDelivery,
+} from "../support/forges.ts";
 import {
   fixtureFiles,
   type GitServer,
@@ -15,7 +20,7 @@ import {
   startGitServer,
   type TestRepo,
 } from "../support/git-server.ts";
-import { type Received, type Receiver, startReceiver } from "../support/receiver.ts";
+import { type Receiver, startReceiver } from "../support/receiver.ts";
 import {
   api,
   createApp,
@@ -29,7 +34,6 @@ import {
 } from "./support.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const FIXTURES = join(ROOT, "test/fixtures/webhooks");
 const GITLAB_TOKEN = "e2e-gitlab-webhook-token";
 const GITEA_SECRET = "e2e-gitea-webhook-secret";
 const FORGE_TOKEN = "e2e-forge-token-0123456789";
@@ -43,86 +47,20 @@ let forge: Receiver;
 let server: ChildProcess;
 let output = "";
 const repos: Record<string, TestRepo> = {};
-const comments: Array<{ id: number; body: string; at: string }> = [];
-
-/** The forges' comment APIs as GitLab (notes) and Gitea (issue comments) answer them. */
-function forgeApi(r: Received) {
-  const body = (r.body as { body?: string }).body ?? "";
-  const path = r.path.replace(/%2F/gi, "/");
-  const notes = /^\/projects\/org\/lab\/merge_requests\/1\/notes(?:\/(\d+))?(\?.*)?$/.exec(path);
-  const issue = /^\/repos\/org\/tea\/issues\/1\/comments(\?.*)?$/.exec(path);
-  const edit = /^\/repos\/org\/tea\/issues\/comments\/(\d+)$/.exec(path);
-  const at = notes ? "gitlab" : "gitea";
-  if (r.method === "GET" && (notes || issue)) {
-    return { status: 200, json: comments.filter((c) => c.at === at) };
-  }
-  if (r.method === "POST" && ((notes && !notes[1]) || issue)) {
-    const c = { id: 700 + comments.length, body, at };
-    comments.push(c);
-    return { status: 201, json: c };
-  }
-  const id = r.method === "PUT" && notes?.[1] ? notes[1] : r.method === "PATCH" && edit?.[1];
-  if (id) {
-    const c = comments.find((x) => x.id === Number(id) && x.at === at);
-    if (!c) return { status: 404, json: { message: "404 Not found" } };
-    c.body = body;
-    return { status: 200, json: c };
-  }
-  return undefined;
-}
-
-/** GitLab's documented Merge Request Hook, pointed at the test repository, !1 and `action`. */
-function gitlabDelivery(action: string, head: string, oldrev?: string): string {
-  const p = JSON.parse(readFileSync(join(FIXTURES, "gitlab-merge-request-1.json"), "utf8"));
-  const url = repos["lab"]!.url;
-  const web = url.replace(/\.git$/, "");
-  const project = { git_http_url: url, web_url: web, http_url: url, url, homepage: web };
-  Object.assign(p.project, project, { git_ssh_url: null, ssh_url: null, default_branch: "main" });
-  const mr = p.object_attributes;
-  Object.assign(mr.target, project, { git_ssh_url: null, ssh_url: null, default_branch: "main" });
-  Object.assign(mr, { iid: 1, action, target_branch: "main", source_branch: "feature" });
-  mr.state = action === "close" ? "closed" : action === "merge" ? "merged" : "opened";
-  mr.last_commit.id = head;
-  if (oldrev) mr.oldrev = oldrev;
-  return JSON.stringify(p);
-}
-
-/** The Gitea PullRequestPayload fixture, pointed at the test repository, #1 and `action`. */
-function giteaDelivery(action: string, head: string): string {
-  const p = JSON.parse(readFileSync(join(FIXTURES, "gitea-pull-request-opened.json"), "utf8"));
-  const url = repos["tea"]!.url;
-  const repo = { clone_url: url, html_url: url.replace(/\.git$/, ""), ssh_url: null };
-  Object.assign(p.repository, repo, { default_branch: "main" });
-  Object.assign(p, { action, number: 1 });
-  Object.assign(p.pull_request, { number: 1, state: action === "closed" ? "closed" : "open" });
-  p.pull_request.head.sha = head;
-  p.pull_request.head.ref = "feature";
-  p.pull_request.base.ref = "main";
-  return JSON.stringify(p);
-}
-
-function send(provider: "gitlab" | "gitea", body: string): Promise<Response> {
-  const headers: Record<string, string> =
-    provider === "gitlab"
-      ? { "X-Gitlab-Event": "Merge Request Hook", "X-Gitlab-Token": GITLAB_TOKEN }
-      : {
-          "X-Gitea-Event": "pull_request",
-          "X-Gitea-Signature": createHmac("sha256", GITEA_SECRET).update(body).digest("hex"),
-        };
-  return fetch(`${base}/webhooks/${provider}`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body,
+const forgeApi = forgeComments("org/lab", "org/tea", 700);
+const comments = forgeApi.comments;
+const gitlabDelivery = (action: string, head: string, oldrev?: string) =>
+  gitlabForgeDelivery(repos["lab"]!.url, action, head, oldrev);
+const giteaDelivery = (action: string, head: string) =>
+  giteaForgeDelivery(repos["tea"]!.url, action, head);
+const send = (provider: "gitlab" | "gitea", body: string) =>
+  sendForgeDelivery(base, provider, body, {
+    gitlabToken: GITLAB_TOKEN,
+    giteaSecret: GITEA_SECRET,
   });
-}
-
 /** Commits `content` on the feature branch and points the forge's head ref at it. */
-async function pushHead(repo: TestRepo, headRef: string, content: string): Promise<string> {
-  writeFileSync(join(repo.workDir, FILE), content);
-  await repo.git("commit", "--quiet", "-am", "change");
-  await repo.git("push", "--quiet", "--force", "origin", `HEAD:${headRef}`);
-  return repo.head();
-}
+const pushHead = (repo: TestRepo, headRef: string, content: string) =>
+  pushForgeHead(repo, headRef, FILE, content);
 
 const original = () => fixtureFiles(join(REAL_FIXTURES, "guestbook"))[FILE]!;
 const withImage = (image: string) => original().replace("gb-frontend:v5", image);
@@ -131,7 +69,7 @@ const requests = (method: string, re: RegExp) =>
 
 beforeAll(async () => {
   git = await startGitServer();
-  forge = await startReceiver(200, forgeApi);
+  forge = await startReceiver(200, forgeApi.handle);
   await createNamespace(NS);
   await api("POST", `/api/v1/namespaces/${NS}/secrets`, {
     apiVersion: "v1",

@@ -365,7 +365,7 @@ describe("adoption of what kubectl deployed", () => {
     const file = join(dir, "blog.yaml");
     writeFileSync(file, manifests.map((m) => stringify(m)).join("---\n"));
     execFileSync(
-      join(ROOT, "test/cluster/bin/plumb-cluster"),
+      process.env["PLUMB_CLUSTER_BIN"] || join(ROOT, "test/cluster/bin/plumb-cluster"),
       ["kubectl", "apply", "-f", file, "--kubeconfig", kubeconfig()],
       { encoding: "utf8" },
     );

@@ -115,9 +115,14 @@ export async function deploymentImage(ns: string, name: string): Promise<string 
   return spec?.template.spec.containers[0]?.image;
 }
 
-/** Runs the bundled kubectl against the e2e cluster (stdin from `input`); returns stdout. */
+/**
+ * Runs the bundled kubectl against the e2e cluster (stdin from `input`); returns stdout. The
+ * binary is the one cluster.sh runs: `PLUMB_CLUSTER_BIN` when set, else the checkout's build.
+ */
 export function kubectl(args: readonly string[], input?: string): string {
-  const bin = join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
+  const bin =
+    process.env["PLUMB_CLUSTER_BIN"] ||
+    join(resolve(import.meta.dirname, "../.."), "test/cluster/bin/plumb-cluster");
   return execFileSync(bin, ["kubectl", ...args, "--kubeconfig", kubeconfig()], {
     encoding: "utf8",
     ...(input !== undefined ? { input } : {}),

@@ -80,7 +80,7 @@ export interface GitServer {
   requests: string[];
   /** The Git-Protocol header of each request in `requests` ("version=2" for ls-refs). */
   protocols: Array<string | undefined>;
-  /** Closes the server (and hanging requests) and deletes the temporary directory. */
+  /** Closes the server (and hanging requests) and deletes its directory unless it was given. */
   stop(): Promise<void>;
 }
 
@@ -97,13 +97,18 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 export interface ServerOptions {
   /** Ignore the Git-Protocol header, so clients get protocol v1 (as from old servers). */
   v1Only?: boolean;
+  /**
+   * A directory to keep the repositories in (created if missing, kept by `stop()`), for a server
+   * that outlives its process; a fresh temporary directory, deleted by `stop()`, when absent.
+   */
+  dir?: string;
 }
 
 /** Starts a smart-HTTP Git server on 127.0.0.1 with a random port. */
 export async function startGitServer(options: ServerOptions = {}): Promise<GitServer> {
-  const base = mkdtempSync(join(tmpdir(), "plumb-git-"));
+  const base = options.dir ?? mkdtempSync(join(tmpdir(), "plumb-git-"));
   const root = join(base, "repos");
-  mkdirSync(root);
+  mkdirSync(root, { recursive: true });
   let auth: string | undefined;
   let fault: Fault;
   const requests: string[] = [];
@@ -205,7 +210,7 @@ export async function startGitServer(options: ServerOptions = {}): Promise<GitSe
       for (const child of children) child.kill();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(base, { recursive: true, force: true });
+      if (options.dir === undefined) rmSync(base, { recursive: true, force: true });
     },
   };
 }

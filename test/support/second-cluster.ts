@@ -13,7 +13,7 @@ import { waitFor } from "./wait.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const CLUSTER_SH = join(ROOT, "test/cluster/cluster.sh");
-const KUBECTL = join(ROOT, "test/cluster/bin/plumb-cluster");
+const KUBECTL = process.env["PLUMB_CLUSTER_BIN"] || join(ROOT, "test/cluster/bin/plumb-cluster");
 const run = promisify(execFile);
 
 export interface SecondCluster {

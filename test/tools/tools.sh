@@ -96,6 +96,15 @@ find_chromium() {
     # command -v also names a file that is not executable, when that is all it finds.
     p="$(command -v "$c" 2>/dev/null)" && [[ "$p" == /* ]] && executable "$p" && { echo "$p"; return 0; }
   done
+  # Installed but not on this PATH (a minimal PATH, a CI runner's): the package names its own
+  # launcher, so an installed package is used as it is and never installed again.
+  if command -v dpkg-query >/dev/null 2>&1; then
+    for c in chromium chromium-browser; do
+      while IFS= read -r p; do
+        [[ "$p" == */bin/"$c" ]] && executable "$p" && { echo "$p"; return 0; }
+      done < <(dpkg-query -L "$c" 2>/dev/null)
+    done
+  fi
   return 1
 }
 
@@ -133,7 +142,7 @@ obtain_chromium() {
     die "apt-get could not install chromium (see above). Run: ${as[*]:+sudo }apt-get install -y chromium"
   fi
   kill "$tick" 2>/dev/null || true
-  found="$(find_chromium)" || die "apt-get installed chromium, but no chromium is on PATH"
+  found="$(find_chromium)" || die "apt-get installed chromium, but neither PATH nor its package names a chromium to run"
   log "installed chromium in $((SECONDS - t0))s: $found"
   echo "$found"
 }

@@ -153,6 +153,10 @@ describe("on a real node", () => {
         "crash",
         [
           'command: ["sh", "-c", "echo starting; echo cannot read /etc/app.yaml > /dev/termination-log; exit 3"]',
+          // Without a probe the kubelet may report the Pod Ready in the instant it runs, and a
+          // Deployment once complete never times out (Progressing stays NewReplicaSetAvailable):
+          // a probe that never passes keeps it from ever being available, as the test means.
+          'readinessProbe: {exec: {command: ["false"]}, periodSeconds: 1}',
         ],
         ["progressDeadlineSeconds: 10"],
       ),

@@ -174,7 +174,7 @@ export async function reconcileUntil(
 
 /** Runs the bundled kubectl against the real node's cluster; returns stdout. */
 export function kubectl(args: readonly string[]): string {
-  const bin = join(ROOT, "test/cluster/bin/plumb-cluster");
+  const bin = process.env["PLUMB_CLUSTER_BIN"] || join(ROOT, "test/cluster/bin/plumb-cluster");
   return execFileSync(bin, ["kubectl", "--kubeconfig", kubeconfig(), ...args], {
     encoding: "utf8",
   });

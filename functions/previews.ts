@@ -1,23 +1,26 @@
-// Pull request previews on Node: the forge token per repository host from a Secret, then
-// previewPullRequest for each App, one after another, in the background of `plumb serve`.
+// Pull request previews on Node and in the Worker: the forge token per repository host from a
+// Secret, then previewPullRequest for each App, one after another, after the webhook's answer
+// (`plumb serve` in the background, the Worker in waitUntil).
 import type { PullRequestEvent, PullRequestTarget } from "../src/http/index.ts";
 import { forgeRepository } from "../src/plan/index.ts";
 import { type Ports, previewPullRequest } from "../src/reconcile/index.ts";
 
 /**
- * The previewer of `plumb serve`. Tokens: the Secret `PLUMB_FORGE_TOKENS` (default
+ * The previewer of `plumb serve` and of the Worker (`env`: process.env, or the Worker's vars
+ * and secrets). Tokens: the Secret `PLUMB_FORGE_TOKENS` (default
  * plumb-forge-tokens) in `namespace`, one key per repository host name ("github.com", no port)
  * holding that host's token; the API base URL for a host is `PLUMB_FORGE_API_URL_<HOST>` (host
  * upper-cased, non-alphanumerics as "_"), else the provider's default. An App whose host has
  * no token is logged and skipped; one App's failure does not stop the others.
  */
-export function nodePreviewer(
+export function forgePreviewer(
   ports: () => Ports,
   namespace: string,
   log: (entry: Record<string, unknown>) => void,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Readonly<Record<string, unknown>> = process.env,
 ) {
-  const secretName = env["PLUMB_FORGE_TOKENS"] ?? "plumb-forge-tokens";
+  const str = (key: string) => (typeof env[key] === "string" ? (env[key] as string) : undefined);
+  const secretName = str("PLUMB_FORGE_TOKENS") ?? "plumb-forge-tokens";
   return async (apps: PullRequestTarget[], pr: PullRequestEvent): Promise<void> => {
     const p = ports();
     const tokens = (await p.kube.getSecret(namespace, secretName)) ?? {};
@@ -36,13 +39,14 @@ export function nodePreviewer(
           });
           continue;
         }
-        const apiUrl = env[`PLUMB_FORGE_API_URL_${host.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`];
+        const apiUrl = str(`PLUMB_FORGE_API_URL_${host.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`);
         const state = await previewPullRequest(
           app,
           app.url,
           pr,
           p,
-          { apiUrl, token, fetch },
+          // Called through a closure: workerd refuses fetch called with another `this`.
+          { apiUrl, token, fetch: (input, init) => fetch(input, init) },
           new Date(),
         );
         log({ msg: "pull request previewed", app: id, number: pr.number, state });
