@@ -1,5 +1,6 @@
 // The benchmark's targets and report, computed from the results of a run (pure: no I/O).
 import type { BundleResult } from "./bundle.ts";
+import { type BurstFigure, burstReport, burstTargets } from "./burst.ts";
 import type { ComparisonCase } from "./compare.ts";
 import { type CronResult, type TickCostResult, tickCostReport, tickCostTargets } from "./cron.ts";
 import type { EngineBenchResult } from "./engines.ts";
@@ -31,7 +32,17 @@ import type { WebhookResult } from "./webhook.ts";
 /** Everything one benchmark run measured (written to bench/results/<date>.json). */
 export interface Results {
   date: string;
-  machine: { cpus: number; cpuModel: string; memoryBytes: number; node: string };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryBytes: number;
+    node: string;
+    /** os.loadavg() (1, 5, 15 min) when the run started and when it ended. */
+    loadAverageBefore?: number[];
+    loadAverageAfter?: number[];
+  };
+  /** Flux's benchmark shape in a burst (bench/burst.ts), at 100 and 1,000 Apps. */
+  burst?: BurstFigure[] | undefined;
   cluster: { kubeconfig: string; owned: boolean };
   durationMs?: number;
   requests: RequestsCase[];
@@ -146,6 +157,7 @@ export function evaluateTargets(results: Results): Target[] {
   out.push(...tickCostTargets(results.tickCost));
   const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
   out.push(...scaleTargets(results.scale, gen50?.newCommit));
+  out.push(...burstTargets(results.burst));
   out.push(...engineTargets(results.engines));
   if (results.hostile) out.push(...hostileTargets(results.hostile));
   return out;
@@ -519,6 +531,9 @@ export function report(results: Results): string {
 
   h("10. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
   lines.push(...scaleReport(results.scale));
+
+  h("12. Burst: Flux's benchmark shape, 100 and 1,000 new Apps, shards of one CronJob");
+  lines.push(...burstReport(results.burst));
 
   h("11. Render engines on Node as a user pays them: a Kustomize no-op CLI run, and a CPU hog");
   lines.push(...engineReport(results.engines));

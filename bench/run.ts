@@ -4,11 +4,14 @@
 // `npm run bench -- --compare-only` measures only the cost of a full comparison (section 7);
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
 // `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each);
-// `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve.
-import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+// `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve;
+// `--only burst` only the burst of Flux's benchmark shape (section 13). `npm run bench -- --readme`
+// prints the README's "What a reconcile costs" burst table from the newest results JSON instead.
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
+import { burst, burstShards, burstSizes, readmeTable } from "./burst.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd, tickCost } from "./cron.ts";
@@ -30,6 +33,7 @@ import {
 import { renderNode, renderWorkerd } from "./render.ts";
 import { evaluateTargets, type Results, report } from "./report.ts";
 import { scalePhases } from "./scale.ts";
+import { timedCli } from "./scale-process.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
 import { webhookLatency } from "./webhook.ts";
 
@@ -41,6 +45,18 @@ const ONLY = (() => {
   const at = process.argv.indexOf("--only");
   return at < 0 ? undefined : process.argv[at + 1];
 })();
+if (process.argv.includes("--readme")) {
+  // The newest results file (names are ISO dates, so they sort by time).
+  const dir = join(ROOT, "bench/results");
+  const newest = readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .reverse()
+    .find((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Results).burst?.length);
+  if (!newest) throw new Error(`no results with a burst section in ${dir}`);
+  console.log(readmeTable(JSON.parse(readFileSync(join(dir, newest), "utf8")) as Results, newest));
+  process.exit(0);
+}
 const RUNS = 20;
 const PUSHES = 10;
 const NODE_CRON_SIZES = [10, 100, 1000];
@@ -57,6 +73,7 @@ const results: Results = {
     cpuModel: cpus()[0]?.model ?? "unknown",
     memoryBytes: totalmem(),
     node: process.version,
+    loadAverageBefore: loadavg(),
   },
   cluster: { kubeconfig: "", owned: false },
   requests: [],
@@ -175,6 +192,26 @@ async function main(): Promise<void> {
         log,
       }),
     );
+  // 13. Flux's benchmark shape in a burst: 100 and 1,000 new Apps, shards of one CronJob.
+  const bursts = async () => {
+    results.burst = [];
+    // The bundled CLI a CronJob runs (functions/plumb.mjs): built here once if a source
+    // changed, so the shards do not each build it.
+    const cli = benchCli(ROOT);
+    await timedCli(cli, ["--help"]);
+    for (const n of burstSizes()) {
+      const b = await phase(
+        `burst: ${n} Apps of Flux's shape, ${burstShards()} shards`,
+        900_000,
+        () => burst(cli, kube, git!, cluster!.kubeconfig, n, burstShards(), log),
+      );
+      if (b) results.burst.push(b);
+    }
+  };
+  if (ONLY === "burst") {
+    await bursts();
+    return;
+  }
   if (ONLY === "hostile") {
     results.hostile = await hostile();
     return;
@@ -312,6 +349,8 @@ async function main(): Promise<void> {
   // 9. A CronJob tick against serve --schedule.
   results.tickCost = await tickPhase();
 
+  await bursts();
+
   // 9. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps (last:
   //    the Apps it leaves slow every list).
   results.scale = await scalePhases(phase, scale);
@@ -349,6 +388,7 @@ try {
   await shutdown();
 }
 results.durationMs = Date.now() - started;
+results.machine.loadAverageAfter = loadavg();
 results.targets = evaluateTargets(results);
 console.log(report(results));
 const dir = join(ROOT, "bench/results");

@@ -27,7 +27,10 @@ export async function runTick(
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
   // One transport (one kubeconfig read, one kept-alive connection) for the list and the runs.
-  const transport = nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
+  const transport = nodeKubeTransport(kubeconfig, {
+    retry: kubeRetryOptions(config, log),
+    rateLimit: config.kubeRateLimit,
+  });
   const now = new Date();
   const tick = tickAt(now, args.everyMs);
   const kube = createKubePort(transport);

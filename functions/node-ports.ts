@@ -35,7 +35,11 @@ export function nodePorts(
   const log = (entry: Record<string, unknown>) =>
     console.error(JSON.stringify(redactor.redactValue(entry)));
   const transport =
-    options.transport ?? nodeKubeTransport(kubeconfig, { retry: kubeRetryOptions(config, log) });
+    options.transport ??
+    nodeKubeTransport(kubeconfig, {
+      retry: kubeRetryOptions(config, log),
+      rateLimit: config.kubeRateLimit,
+    });
   // Fetched commits on disk, shared by every plumb process on the machine (cache-disk.ts).
   // The run's memory ceiling (PLUMB_MAX_RUN_MEMORY) and the caps of each stage derived from it.
   const budget = runBudget(config.maxRunMemory);

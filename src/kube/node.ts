@@ -4,6 +4,7 @@
 import type { ClusterAccess } from "./kubeconfig.ts";
 import { type LoadOptions, loadNodeKubeconfig } from "./node-kubeconfig.ts";
 import { createNodeTransport } from "./node-transport.ts";
+import { type RateLimit, withRateLimit } from "./rate-limit.ts";
 import { type RetryOptions, withRetries } from "./retry.ts";
 import type { KubeTransport } from "./transport.ts";
 
@@ -17,9 +18,13 @@ export * from "./node-transport.ts";
  */
 export function nodeKubeTransport(
   path: string | undefined,
-  options: LoadOptions & { retry?: RetryOptions } = {},
+  options: LoadOptions & { retry?: RetryOptions; rateLimit?: RateLimit | undefined } = {},
 ): KubeTransport {
-  return withRetries(createNodeTransport(loadNodeKubeconfig(path, options)), options.retry);
+  const base = createNodeTransport(loadNodeKubeconfig(path, options));
+  // Inside the retries: each attempt takes a token, as client-go's rate limiter sits under its
+  // retry loop.
+  const limited = options.rateLimit ? withRateLimit(base, options.rateLimit) : base;
+  return withRetries(limited, options.retry);
 }
 
 /**

@@ -126,4 +126,24 @@ describe("parseRuntimeConfig", () => {
     );
     expect(message).not.toContain(token);
   });
+
+  it("PLUMB_KUBE_QPS and PLUMB_KUBE_BURST: the per-process rate limit, burst 2 × QPS by default", () => {
+    expect(parseRuntimeConfig({}).kubeRateLimit).toBeUndefined();
+    expect(parseRuntimeConfig({ PLUMB_KUBE_QPS: "50" }).kubeRateLimit).toEqual({
+      qps: 50,
+      burst: 100,
+    });
+    expect(
+      parseRuntimeConfig({ PLUMB_KUBE_QPS: "2.5", PLUMB_KUBE_BURST: "300" }).kubeRateLimit,
+    ).toEqual({ qps: 2.5, burst: 300 });
+    expect(() => parseRuntimeConfig({ PLUMB_KUBE_QPS: "0" })).toThrow(
+      "PLUMB_KUBE_QPS: must be a positive number of requests a second",
+    );
+    expect(() => parseRuntimeConfig({ PLUMB_KUBE_QPS: "5", PLUMB_KUBE_BURST: "0" })).toThrow(
+      "PLUMB_KUBE_BURST: must be a positive integer",
+    );
+    expect(() => parseRuntimeConfig({ PLUMB_KUBE_BURST: "10" })).toThrow(
+      "PLUMB_KUBE_BURST: required with PLUMB_KUBE_QPS (the rate limit)",
+    );
+  });
 });

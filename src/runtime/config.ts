@@ -49,6 +49,12 @@ export interface RuntimeConfig {
    * it (runBudget in src/core/budget.ts).
    */
   maxRunMemory: number;
+  /**
+   * Client-side rate limit of Kubernetes API requests per process (PLUMB_KUBE_QPS, a positive
+   * number; PLUMB_KUBE_BURST, a positive integer, default 2 × QPS rounded up as client-go's
+   * callers usually set). Undefined: no limit. Shards of one CronJob each take their own.
+   */
+  kubeRateLimit?: { qps: number; burst: number };
 }
 
 /** Cloudflare DNS settings (all of PLUMB_CLOUDFLARE_API_TOKEN, _ZONE_ID, PLUMB_DNS_ZONE, _TARGET). */
@@ -140,6 +146,15 @@ const Env = z.object({
       'must be a byte quantity of at least 64Mi, such as "512Mi" or "1Gi"',
     )
     .optional(),
+  PLUMB_KUBE_QPS: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, "must be a positive number of requests a second")
+    .refine((v) => Number(v) > 0, "must be a positive number of requests a second")
+    .optional(),
+  PLUMB_KUBE_BURST: z
+    .string()
+    .regex(/^[1-9]\d*$/, "must be a positive integer")
+    .optional(),
 });
 
 function isIpv6(text: string): boolean {
@@ -194,6 +209,16 @@ export function parseRuntimeConfig(env: Record<string, unknown>): RuntimeConfig 
   if (d.PLUMB_KUBE_TIMEOUT) config.kubeTimeoutMs = parseDuration(d.PLUMB_KUBE_TIMEOUT);
   if (d.PLUMB_KUBE_DEADLINE) config.kubeDeadlineMs = parseDuration(d.PLUMB_KUBE_DEADLINE);
   if (d.PLUMB_RENDER_TIMEOUT) config.renderTimeoutMs = parseDuration(d.PLUMB_RENDER_TIMEOUT);
+  if (d.PLUMB_KUBE_BURST && !d.PLUMB_KUBE_QPS) {
+    throw new Error("PLUMB_KUBE_BURST: required with PLUMB_KUBE_QPS (the rate limit)");
+  }
+  if (d.PLUMB_KUBE_QPS) {
+    const qps = Number(d.PLUMB_KUBE_QPS);
+    config.kubeRateLimit = {
+      qps,
+      burst: d.PLUMB_KUBE_BURST ? Number(d.PLUMB_KUBE_BURST) : Math.max(1, Math.ceil(2 * qps)),
+    };
+  }
   const set = DNS_VARS.filter((v) => d[v] !== undefined);
   if (set.length > 0 && set.length < DNS_VARS.length) {
     const missing = DNS_VARS.filter((v) => !set.includes(v));
