@@ -14,10 +14,17 @@ const state = mkdtempSync(join(tmpdir(), "plumb-start-"));
 const kubeconfig = join(state, "cluster/kubeconfig");
 const clusterBin = process.env["PLUMB_CLUSTER_BIN"] ?? join(ROOT, "test/cluster/bin/plumb-cluster");
 
-/** The environment of a user's shell: no KUBECONFIG, the state kept in `state`. */
+/**
+ * The environment of a user's shell: no KUBECONFIG, none of the test cluster's settings (a
+ * PLUMB_CLUSTER_NODE=kubelet run would give npm start a real kubelet, which no example image
+ * can reach a registry from), the state kept in `state`; the prebuilt cluster binary is kept.
+ */
 function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, PLUMB_START_DIR: state };
   delete env["KUBECONFIG"];
+  for (const key of Object.keys(env)) {
+    if (key.startsWith("PLUMB_CLUSTER_") && key !== "PLUMB_CLUSTER_BIN") delete env[key];
+  }
   return env;
 }
 
