@@ -5,7 +5,7 @@
 // A signed push that adds a directory makes a git generator's new App at once. And the tick
 // (`plumb reconcile --all`) evaluates a new AppSet before the Apps, so its App syncs in that tick.
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -193,12 +193,7 @@ describe("git generator driven by a push webhook", () => {
         },
       },
     });
-    mkdirSync(join(repo.workDir, "apps/beta"), { recursive: true });
-    writeFileSync(join(repo.workDir, "apps/beta/cm.yaml"), configMap("cm-beta", "beta"));
-    await repo.git("add", ".");
-    await repo.git("commit", "--quiet", "-m", "beta");
-    await repo.git("push", "--quiet", "origin", "HEAD:main");
-    const after = await repo.head();
+    const after = await repo.commit({ "apps/beta/cm.yaml": configMap("cm-beta", "beta") }, "beta");
 
     const body = githubPush(repo.url, "refs/heads/main", after);
     const res = await fetch(`${served.base}/webhooks/github`, {

@@ -1,9 +1,3 @@
-// AppSets in the Worker (workerd, `wrangler dev`): the cron evaluates a new AppSet before it
-// plans the Apps, so the App it makes is synced through the queue in that tick; a signed push
-// that adds a directory makes a git generator's new App at once (after the answer, in
-// waitUntil).
-import { mkdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitServer, startGitServer, type TestRepo } from "../support/git-server.ts";
 import { githubHeaders, githubPush } from "../support/github.ts";
@@ -78,12 +72,7 @@ describe("AppSets in the Worker", () => {
   });
 
   it("a signed push adding a directory makes its App at once", async () => {
-    mkdirSync(join(repo.workDir, "envs/prod"), { recursive: true });
-    writeFileSync(join(repo.workDir, "envs/prod/cm.yaml"), configMap("cm-prod"));
-    await repo.git("add", ".");
-    await repo.git("commit", "--quiet", "-m", "prod");
-    await repo.git("push", "--quiet", "origin", "HEAD:main");
-    const after = await repo.head();
+    const after = await repo.commit({ "envs/prod/cm.yaml": configMap("cm-prod") }, "prod");
     const body = githubPush(repo.url, "refs/heads/main", after);
     const res = await fetch(`${workerd.base}/webhooks/github`, {
       method: "POST",
