@@ -5,6 +5,7 @@ import type { ComparisonCase } from "./compare.ts";
 import { type CronResult, type TickCostResult, tickCostReport, tickCostTargets } from "./cron.ts";
 import type { EngineBenchResult } from "./engines.ts";
 import { engineReport, engineTargets } from "./engines-report.ts";
+import { type FluxResult, fluxCpuMs, fluxReport, fluxTargets } from "./flux-report.ts";
 import { type HostileResult, hostileTable, hostileTargets } from "./hostile.ts";
 import { isDiscovery } from "./kube.ts";
 import type { MemoryResult } from "./memory.ts";
@@ -69,6 +70,8 @@ export interface Results {
   engines?: EngineBenchResult | undefined;
   /** Hostile renders: the peak RSS of one CLI run on each (bench/hostile.ts). */
   hostile?: HostileResult[] | undefined;
+  /** Flux's kustomize-controller beside plumb's no-op CLI runs (bench/flux.ts). */
+  flux?: FluxResult | undefined;
   errors: Array<{ phase: string; error: string }>;
 }
 
@@ -153,12 +156,13 @@ export function evaluateTargets(results: Results): Target[] {
       : "not measured",
     pass: b ? b.gzipBytes < 1024 * 1024 : undefined,
   });
-  out.push(...processTargets(results.process));
+  out.push(...processTargets(results.process, fluxCpuMs(results.flux)));
   out.push(...tickCostTargets(results.tickCost));
   const gen50 = results.requests.find((c) => c.app.endsWith("/generated-50"));
   out.push(...scaleTargets(results.scale, gen50?.newCommit));
   out.push(...burstTargets(results.burst));
   out.push(...engineTargets(results.engines));
+  out.push(...fluxTargets(results.flux));
   if (results.hostile) out.push(...hostileTargets(results.hostile));
   return out;
 }
@@ -530,7 +534,12 @@ export function report(results: Results): string {
   lines.push(...tickCostReport(results.tickCost));
 
   h("10. Scale: steady runs, 1,000 Apps on one repository, a tick over 10,000 Apps");
-  lines.push(...scaleReport(results.scale));
+  lines.push(
+    ...scaleReport(results.scale, {
+      cpuMs: fluxCpuMs(results.flux),
+      peakMiB: results.flux?.peakMiB,
+    }),
+  );
 
   h("12. Burst: Flux's benchmark shape, 100 and 1,000 new Apps, shards of one CronJob");
   lines.push(...burstReport(results.burst));
@@ -540,6 +549,9 @@ export function report(results: Results): string {
 
   h("12. Hostile renders: the peak RSS of one CLI run (VmHWM) under the default 512 MiB ceiling");
   lines.push(results.hostile ? hostileTable("", results.hostile).trim() : "not measured");
+
+  h("14. Flux's kustomize-controller beside plumb's no-op CLI runs (same API server, alternated)");
+  lines.push(...fluxReport(results.flux));
 
   h("Targets");
   lines.push(

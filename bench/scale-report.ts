@@ -117,14 +117,21 @@ export interface CostModel {
   cpuPerAppMs: number;
   cpuPerTickMs: number;
   cpuHoursPerMonth: number;
-  fluxCpuHoursPerMonth: number;
+  /** The same reconciles at Flux's measured CPU per reconcile (bench/flux.ts), when it ran. */
+  fluxCpuHoursPerMonth: number | undefined;
 }
 
 const MONTH_S = 30 * 24 * 3600;
-const FLUX_CPU_MS = 130;
 
-/** The model, when the interval and the tick were measured. */
-export function costModel(r: ScaleResults | undefined): CostModel | undefined {
+/**
+ * The model, when the interval and the tick were measured.
+ * @param flux Flux's kustomize-controller, measured in the same run (bench/flux.ts): CPU per
+ *   no-op reconcile (ms) and peak RSS (MiB); undefined when that section did not run
+ */
+export function costModel(
+  r: ScaleResults | undefined,
+  flux?: { cpuMs: number | undefined; peakMiB?: number | undefined },
+): CostModel | undefined {
   const iv = r?.interval;
   const tick = r?.tick;
   const f = r?.many?.forced;
@@ -167,12 +174,19 @@ export function costModel(r: ScaleResults | undefined): CostModel | undefined {
     cpuPerAppMs,
     cpuPerTickMs,
     cpuHoursPerMonth,
-    fluxCpuHoursPerMonth: (comparedPerS * FLUX_CPU_MS * MONTH_S) / 1000 / 3600,
+    fluxCpuHoursPerMonth:
+      flux?.cpuMs === undefined ? undefined : (comparedPerS * flux.cpuMs * MONTH_S) / 1000 / 3600,
   };
 }
 
-/** The report section: what was measured, before and after, and the cost model. */
-export function scaleReport(r: ScaleResults | undefined): string[] {
+/**
+ * The report section: what was measured, before and after, and the cost model.
+ * @param flux Flux's measured figures for the model's comparison line (see costModel)
+ */
+export function scaleReport(
+  r: ScaleResults | undefined,
+  flux?: { cpuMs: number | undefined; peakMiB?: number | undefined },
+): string[] {
   const lines: string[] = [];
   if (!r) return ["not measured"];
   const m = r.many;
@@ -277,7 +291,7 @@ export function scaleReport(r: ScaleResults | undefined): string[] {
     );
     for (const e of t.errors) lines.push(`  error: ${e}`);
   }
-  const c = costModel(r);
+  const c = costModel(r, flux);
   if (c) {
     lines.push(
       "",
@@ -285,7 +299,9 @@ export function scaleReport(r: ScaleResults | undefined): string[] {
       `  API ${round(c.apiPerSecond, 1)} requests/s (${round(c.readsPerApp, 2)} reads per compared App, ${c.pagesPerTick} list pages per tick); 0 writes while steady`,
       `  Git ${round(c.gitPerSecondNode, 2)} requests/s on Node (one lookup and one fetch per repository per tick), ${round(c.gitPerSecondWorkers, 2)}/s on Workers at most (a fetch per queue message of 25 Apps)`,
       `  Workers: ${c.workerInvocationsPerMonth.toLocaleString("en")} invocations/month (cron each minute, queue batches of 10 messages × 25 Apps); CPU ${round(c.cpuHoursPerMonth, 0)} h/month (${round(c.cpuPerAppMs, 2)} ms per compared App, ${ms(c.cpuPerTickMs)} per tick)`,
-      `  Flux (kustomize-controller, 130 ms CPU per reconcile, 160 MiB resident): ${round(c.fluxCpuHoursPerMonth, 0)} CPU-hours/month for the same reconciles`,
+      c.fluxCpuHoursPerMonth === undefined || flux?.cpuMs === undefined
+        ? "  Flux (kustomize-controller): not measured in this run (`npm run bench -- --only flux`)"
+        : `  Flux (kustomize-controller, ${ms(flux.cpuMs)} CPU per no-op reconcile of guestbook, measured in this run${flux.peakMiB === undefined ? "" : `, ${round(flux.peakMiB, 0)} MiB peak RSS`}): ${round(c.fluxCpuHoursPerMonth, 0)} CPU-hours/month for the same reconciles`,
     );
   }
   return lines;
