@@ -29,11 +29,13 @@ const plumb = (cpuMs: number, writes = 0): ProcessSample => ({
   exit: 0,
   outcomes: { Reconciled: 1 },
   writes,
+  requests: 3 + writes,
 });
 const result = (cases: FluxCase[]): FluxResult => ({
   version: "v1.9.6",
   binary: "dist/flux/kustomize-controller",
   peakMiB: 61.5,
+  loadAverage: { before: [1.5, 1, 0.5], after: [2, 1.25, 0.5] },
   cases,
 });
 
@@ -121,6 +123,7 @@ describe("flux: the side by side's figures and targets", () => {
     expect(f.fluxRequests).toBe(13);
     expect(f.plumbCpuMs).toBe(95); // the run that wrote is left out
     expect(f.plumbNoops).toBe(3);
+    expect(f.plumbRequests).toBe(3);
     expect(fluxCpuMs(result([gb, kz]))).toBe(110);
     expect(fluxCpuMs(undefined)).toBeUndefined();
   });
@@ -149,6 +152,7 @@ describe("flux: the side by side's figures and targets", () => {
     const lines = fluxReport(result([gb, kz])).join("\n");
     expect(lines).toContain("kustomize-controller v1.9.6");
     expect(lines).toContain("peak RSS 62 MiB");
+    expect(lines).toContain("load average 1.50, 1.00, 0.50 before, 2.00, 1.25, 0.50 after");
     expect(lines).toContain("13 (GET 9, PATCH 3, POST 1)");
     expect(lines).toContain("0.86×");
   });

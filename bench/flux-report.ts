@@ -42,6 +42,8 @@ export interface FluxResult {
   binary: string;
   /** The controller's peak RSS (VmHWM) at the end, MiB. */
   peakMiB?: number | undefined;
+  /** os.loadavg() (1, 5, 15 min) when the section started and when it ended. */
+  loadAverage?: { before: number[]; after: number[] } | undefined;
   cases: FluxCase[];
 }
 
@@ -175,6 +177,10 @@ export function fluxFigures(c: FluxCase) {
       50,
     ),
     plumbCpuMs: summary(plumbRuns).cpuMs,
+    plumbRequests: percentile(
+      plumbRuns.flatMap((s) => (s.requests === undefined ? [] : [s.requests])),
+      50,
+    ),
     plumbNoops: plumbRuns.length,
   };
 }
@@ -216,12 +222,17 @@ export function fluxReport(r: FluxResult | undefined): string[] {
       `${f.fluxRequests} (${methods(c)})`,
       c.flux.length,
       ms(f.plumbCpuMs),
+      Number.isNaN(f.plumbRequests) ? "?" : f.plumbRequests,
       `${f.plumbNoops} of ${c.plumb.length}`,
       `${(f.plumbCpuMs / f.fluxCpuMs).toFixed(2)}×`,
     ];
   });
+  const load = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(", ");
   return [
     `Flux kustomize-controller ${r.version} (${r.binary}), one process, --concurrent=1; peak RSS ${r.peakMiB === undefined ? "not read" : `${r.peakMiB.toFixed(0)} MiB`}`,
+    ...(r.loadAverage
+      ? [`load average ${load(r.loadAverage.before)} before, ${load(r.loadAverage.after)} after`]
+      : []),
     table(
       [
         "workload",
@@ -232,6 +243,7 @@ export function fluxReport(r: FluxResult | undefined): string[] {
         "Flux API requests p50",
         "n",
         "plumb CPU p50",
+        "plumb API requests p50",
         "plumb no-ops",
         "plumb ÷ Flux",
       ],

@@ -18,6 +18,8 @@ export interface ProcessSample {
   outcomes: Record<string, number>;
   /** API writes the runs reported (a no-op writes none). */
   writes: number;
+  /** API requests of every verb the runs reported (absent in results of older runs). */
+  requests?: number;
 }
 
 export interface ProcessCase {

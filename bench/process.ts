@@ -62,11 +62,13 @@ export async function timeProcess(
       .map(Number);
     const outcomes: Record<string, number> = {};
     let writes = 0;
+    let requests = 0;
     for (const line of r.stdout.split("\n").filter(Boolean)) {
       const l = JSON.parse(line) as { outcome?: string; requests?: Record<string, number> };
       outcomes[l.outcome ?? "?"] = (outcomes[l.outcome ?? "?"] ?? 0) + 1;
       const q = l.requests ?? {};
       writes += (q["create"] ?? 0) + (q["update"] ?? 0) + (q["patch"] ?? 0) + (q["delete"] ?? 0);
+      requests += Object.values(q).reduce((a, b) => a + b, 0);
     }
     return {
       cpuMs: ((user ?? 0) + (sys ?? 0)) * 1000,
@@ -75,6 +77,7 @@ export async function timeProcess(
       exit: r.code,
       outcomes,
       writes,
+      requests,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

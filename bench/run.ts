@@ -5,7 +5,9 @@
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
 // `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each);
 // `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve;
-// `--only burst` only the burst of Flux's benchmark shape (section 13). `npm run bench -- --readme`
+// `--only burst` only the burst of Flux's benchmark shape (section 13); `--only flux` only section 14,
+// Flux's kustomize-controller beside plumb's no-op CLI runs (built from its Go module on first use,
+// minutes). `npm run bench -- --readme`
 // prints the README's "What a reconcile costs" burst table from the newest results JSON instead.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -17,6 +19,7 @@ import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd, tickCost } from "./cron.ts";
 import { engineCost } from "./engines.ts";
 import { CASES, cronFiles, generated50, guestbook } from "./fixtures.ts";
+import { fluxCost } from "./flux.ts";
 import { type BenchGit, startBenchGit } from "./git.ts";
 import { HOSTILE_CASES, hostileRenders } from "./hostile.ts";
 import { type Cluster, Kube, ROOT, startCluster } from "./kube.ts";
@@ -208,6 +211,15 @@ async function main(): Promise<void> {
       if (b) results.burst.push(b);
     }
   };
+  // 14. Flux's kustomize-controller beside plumb's no-op CLI runs (its build: minutes, once).
+  const fluxPhase = () =>
+    phase("Flux kustomize-controller beside plumb's no-op CLI runs", 3_600_000, () =>
+      fluxCost(ROOT, kube, git!, cluster!.kubeconfig, log),
+    );
+  if (ONLY === "flux") {
+    results.flux = await fluxPhase();
+    return;
+  }
   if (ONLY === "burst") {
     await bursts();
     return;
@@ -254,6 +266,7 @@ async function main(): Promise<void> {
   results.process = await processPhase();
 
   results.engines = await engines();
+  results.flux = await fluxPhase();
   results.hostile = await hostile();
 
   // 6. Peak memory of a first sync of the 50-object App.
