@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { loadavg, tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { parse } from "yaml";
@@ -190,7 +190,7 @@ export async function fluxCost(
     }
     return {
       version: FLUX_VERSION,
-      binary: bin,
+      binary: relative(root, bin).startsWith("..") ? bin : relative(root, bin),
       peakMiB: c.peakMiB(),
       loadAverage: { before: loadBefore, after: loadavg() },
       cases,
