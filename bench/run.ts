@@ -5,10 +5,10 @@
 // `--scale-only` only the scale measurements (section 10); `--engines-only` only section 11;
 // `--only hostile` only the hostile renders (section 12: peak RSS of one CLI run on each);
 // `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve;
-// `--only burst` only the burst of Flux's benchmark shape (section 13); `--only flux` only section 14,
-// Flux's kustomize-controller beside plumb's no-op CLI runs (built from its Go module on first use,
-// minutes). `npm run bench -- --readme`
-// prints the README's "What a reconcile costs" burst table from the newest results JSON instead.
+// `--only burst` only the burst of Flux's benchmark shape (section 13); `--only flux` only
+// section 14, Flux's kustomize-controller beside plumb's no-op CLI runs (the controller is built
+// from its Go module on first use: minutes). `npm run bench -- --readme` prints the README's
+// "What a reconcile costs" burst table from the newest results JSON instead.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
