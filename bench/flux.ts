@@ -256,8 +256,14 @@ async function startController(bin: string, kubeconfig: string): Promise<Control
   child.once("exit", (code, signal) =>
     abort.abort(new Error(`kustomize-controller exited (${code ?? signal})`)),
   );
+  child.once("error", (err) =>
+    abort.abort(new Error(`kustomize-controller (${bin}): ${err.message}`)),
+  );
   const pid = child.pid;
-  if (pid === undefined) throw new Error(`kustomize-controller did not start: ${bin}`);
+  if (pid === undefined) {
+    await new Promise((r) => setImmediate(r));
+    throw abort.signal.reason ?? new Error(`kustomize-controller did not start: ${bin}`);
+  }
   const hz = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
   const c: Controller = {
     child,
