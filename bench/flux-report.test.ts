@@ -14,6 +14,7 @@ import {
   restClientRequests,
 } from "./flux-report.ts";
 import { type ProcessSample, processTargets } from "./process-report.ts";
+import { costModel, type ScaleResults, scaleReport } from "./scale-report.ts";
 
 const flux = (cpuMs: number, idleCpuMs: number, get = 9): FluxSample => ({
   cpuMs,
@@ -171,5 +172,56 @@ describe("flux: the side by side's figures and targets", () => {
     expect(fixed(140).pass).toBe(false); // 150 > 140 and 150 > 4 × 30
     expect(fixed(undefined).measured).toContain("Flux not measured");
     expect(fixed(undefined).pass).toBe(false);
+  });
+});
+
+describe("flux: the monthly cost model takes Flux's measured figure", () => {
+  // A steady interval and the Node tick, as bench/scale.ts and bench/scale-tick.ts record them.
+  const git = { fetch: 6, lsRefs: 6, other: 12 };
+  const scale: ScaleResults = {
+    interval: {
+      apps: 100,
+      intervalS: 60,
+      tickS: 10,
+      ticks: [],
+      reconciled: 100,
+      writes: 0,
+      totals: { wallMs: 900, cpuMs: 400, reads: 200, git },
+    },
+    tick: {
+      apps: 10_000,
+      setupMs: 1000,
+      errors: [],
+      node: {
+        wallMs: 371,
+        cpuMs: 50,
+        heapPeakMiB: 48,
+        heapBaseMiB: 42,
+        requests: 25,
+        gitRequests: 20,
+        due: 3000,
+        listed: 10_000,
+        pages: 25,
+        sources: 13,
+      },
+    },
+  };
+
+  it("10,000 Apps every 5 min at 100 ms per reconcile: 2,400 CPU-hours a month", () => {
+    // 10,000 / 300 s × 0.1 s × 30 days (2,592,000 s) / 3,600.
+    expect(costModel(scale, { cpuMs: 100 })?.fluxCpuHoursPerMonth).toBeCloseTo(2400, 6);
+    const line = scaleReport(scale, { cpuMs: 100, peakMiB: 137.4 }).find((l) =>
+      l.includes("Flux (kustomize-controller"),
+    );
+    expect(line).toContain("100 ms CPU per no-op reconcile of guestbook, measured in this run");
+    expect(line).toContain("137 MiB peak RSS");
+    expect(line).toContain("2400 CPU-hours/month");
+  });
+
+  it("without the section: no Flux figure, and the report says it was not measured", () => {
+    expect(costModel(scale)?.fluxCpuHoursPerMonth).toBeUndefined();
+    expect(scaleReport(scale, { cpuMs: undefined }).join("\n")).toContain(
+      "Flux (kustomize-controller): not measured in this run",
+    );
   });
 });
