@@ -32,6 +32,8 @@ import type { WebhookResult } from "./webhook.ts";
 /** Everything one benchmark run measured (written to bench/results/<date>.json). */
 export interface Results {
   date: string;
+  /** The checkout measured: `git describe --always --dirty` (a "-dirty" suffix: uncommitted changes). */
+  commit?: string | undefined;
   machine: {
     cpus: number;
     cpuModel: string;
@@ -186,7 +188,7 @@ const verbRow = (
 };
 
 /** "GET app ×1, PUT app/status ×1, …": what the requests other than applies were. */
-function others(calls: string[]): string {
+export function others(calls: string[]): string {
   const label = (call: string) => {
     const [method = "", path = ""] = call.split(" ");
     if (method === "GET" && isDiscovery({ method, path })) return "GET discovery";
