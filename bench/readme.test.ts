@@ -310,10 +310,12 @@ describe("the README's generated cost block", () => {
   const block = costBlock(r, "bench/results/2026-12-03T14-05-09Z.json");
 
   it("names the results file, the run, the machine and the load average at its start and end", () => {
-    const [first, second] = block.split("\n");
+    const [first, , second] = block.split("\n");
     expect(first).toContain("from `bench/results/2026-12-03T14-05-09Z.json`");
     expect(first).toContain("one run of 2026-12-03 14:05:09 UTC, 60 min, commit 71f3366");
-    expect(first).toContain("Node v24.11.0, 2 × Test CPU @ 2.0GHz, 8.0 GiB");
+    expect(first).toContain(
+      "Node v24.11.0, 2 × Test CPU @ 2.0GHz, 8.0 GiB, against a local control plane the benchmark started.",
+    );
     expect(second).toBe(
       "Load average (1 / 5 / 15 min): 0.52 / 0.80 / 1.10 at the start, 2.25 / 1.50 / 1.25 at the end.",
     );
@@ -392,8 +394,13 @@ describe("the README's generated cost block", () => {
       renderNode: undefined,
       renderWorkerd: undefined,
       errors: [{ phase: "burst: 1000 Apps", error: "timed out after 900 s\nstack" }],
+      // As `--render-only` leaves them: no cluster was started.
+      cluster: { kubeconfig: "", owned: false },
+      durationMs: 46_000,
     };
     const b = costBlock(only, "bench/results/x.json");
+    expect(b.split("\n")[0]).toContain("one run of 2026-12-03 14:05:09 UTC, 46 s,");
+    expect(b.split("\n")[0]).toContain("8.0 GiB, without a cluster.");
     const section = (title: string) => {
       const at = b.indexOf(`#### ${title}`);
       expect(at, title).toBeGreaterThanOrEqual(0);
@@ -440,7 +447,7 @@ describe("writing the block into the README", () => {
     expect(
       out.startsWith("# plumb\n\n## What a reconcile costs\n\nWhy things cost what they cost.\n\n"),
     ).toBe(true);
-    expect(out).toContain(`${BEGIN}\n${block}\n${END}\n\nMore prose.\n`);
+    expect(out).toContain(`${BEGIN}\n\n${block}\n\n${END}\n\nMore prose.\n`);
   });
 
   it("gives the same README when run twice", () => {
