@@ -408,6 +408,17 @@ function hostile(r: Results): string[] {
   ];
 }
 
+/**
+ * Flux's CPU in the cost model: its CPU-hours a month for the same reconciles, and the CPU per
+ * reconcile they come from. Undefined (not measured) when the model had no Flux figure.
+ */
+function fluxCpu(c: NonNullable<ReturnType<typeof costModel>>): string {
+  const hours = c.fluxCpuHoursPerMonth as number | undefined;
+  if (hours === undefined) return "not measured in this run";
+  const perReconcileMs = (hours * 3600 * 1000) / ((c.apps / c.intervalS) * 30 * 24 * 3600);
+  return `${round(hours, 0)} CPU-hours a month (${ms(perReconcileMs)} per reconcile)`;
+}
+
 function scale(r: Results): string[] {
   const sc = r.scale;
   if (!sc) return [NOT_MEASURED];
@@ -520,7 +531,7 @@ function scale(r: Results): string[] {
             [
               "CPU",
               `${round(c.cpuHoursPerMonth, 0)} CPU-hours a month (${round(c.cpuPerAppMs, 2)} ms per compared App, ${ms(c.cpuPerTickMs)} per tick)`,
-              `${round(c.fluxCpuHoursPerMonth, 0)} CPU-hours a month (130 ms per reconcile)`,
+              fluxCpu(c),
             ],
             [
               "Workers",
