@@ -510,7 +510,7 @@ export function report(results: Results): string {
   );
   lines.push(
     "  steady = the last of 3 full comparisons with nothing changed; one drifted = after another field manager set",
-    "  one Deployment's replicas; held preview = requiresApproval and a commit changing one Deployment's image.",
+    "  one Deployment's first image; held preview = requiresApproval and a commit changing one Deployment's image.",
     "  writes = status write and Events (dry runs counted apart; they change nothing).",
   );
   for (const c of results.comparison) {
