@@ -20,7 +20,7 @@ export interface ComparisonCase {
   /** Full comparisons with nothing changed (after the App settled). */
   steady: RunSample[];
   steadyVerdict: Verdict;
-  /** A full comparison after another field manager set one Deployment's replicas. */
+  /** A full comparison after another field manager set one Deployment's first container image. */
   drifted: RunSample;
   driftedVerdict: Verdict;
   /** requiresApproval: a commit that changes one Deployment's image, held with its preview. */
@@ -146,8 +146,16 @@ async function comparisonCase(
   await r.kube.api(
     "PATCH",
     `/apis/apps/v1/namespaces/${ns}/deployments/${c.deployment}?fieldManager=bench-edit`,
-    { spec: { replicas: 3 } },
-    "application/merge-patch+json",
+    // The first container's image: every case's manifest sets it, where replicas is left to an
+    // HPA in podinfo-webapp (a field the App does not set is not drift, as in Argo CD and Flux).
+    [
+      {
+        op: "replace",
+        path: "/spec/template/spec/containers/0/image",
+        value: "registry.invalid/drifted:1",
+      },
+    ],
+    "application/json-patch+json",
   );
   const drifted = await measuredRun(r, ref, discovery, due(), true);
   const driftedVerdict = await verdict(r.kube, ns, name);

@@ -33,6 +33,8 @@ import type { WebhookResult } from "./webhook.ts";
 /** Everything one benchmark run measured (written to bench/results/<date>.json). */
 export interface Results {
   date: string;
+  /** The checkout measured: `git describe --always --dirty` (a "-dirty" suffix: uncommitted changes). */
+  commit?: string | undefined;
   machine: {
     cpus: number;
     cpuModel: string;
@@ -190,7 +192,7 @@ const verbRow = (
 };
 
 /** "GET app ×1, PUT app/status ×1, …": what the requests other than applies were. */
-function others(calls: string[]): string {
+export function others(calls: string[]): string {
   const label = (call: string) => {
     const [method = "", path = ""] = call.split(" ");
     if (method === "GET" && isDiscovery({ method, path })) return "GET discovery";
@@ -512,7 +514,7 @@ export function report(results: Results): string {
   );
   lines.push(
     "  steady = the last of 3 full comparisons with nothing changed; one drifted = after another field manager set",
-    "  one Deployment's replicas; held preview = requiresApproval and a commit changing one Deployment's image.",
+    "  one Deployment's first image; held preview = requiresApproval and a commit changing one Deployment's image.",
     "  writes = status write and Events (dry runs counted apart; they change nothing).",
   );
   for (const c of results.comparison) {

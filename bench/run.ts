@@ -7,13 +7,14 @@
 // `--only cli` only the whole CLI processes: the no-op runs and a CronJob tick against serve;
 // `--only burst` only the burst of Flux's benchmark shape (section 13); `--only flux` only
 // section 14, Flux's kustomize-controller beside plumb's no-op CLI runs (the controller is built
-// from its Go module on first use: minutes). `npm run bench -- --readme` prints the README's
-// "What a reconcile costs" burst table from the newest results JSON instead.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+// from its Go module on first use: minutes). `npm run bench -- --readme [file]` instead rewrites
+// the README's generated cost block from one results file (the newest by default;
+// bench/readme.ts) and prints it.
+import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { join } from "node:path";
 import { bundleSize } from "./bundle.ts";
-import { burst, burstShards, burstSizes, readmeTable } from "./burst.ts";
+import { burst, burstShards, burstSizes } from "./burst.ts";
 import { coldStart } from "./cold-start.ts";
 import { comparisonCost } from "./compare.ts";
 import { cronNode, cronWorkerd, tickCost } from "./cron.ts";
@@ -35,6 +36,7 @@ import {
 } from "./reconcile-bench.ts";
 import { renderNode, renderWorkerd } from "./render.ts";
 import { evaluateTargets, type Results, report } from "./report.ts";
+import { checkoutCommit, writeReadme } from "./results-file.ts";
 import { scalePhases } from "./scale.ts";
 import { timedCli } from "./scale-process.ts";
 import { startNodeServer, startWorkerd, workerdPrerequisites } from "./servers.ts";
@@ -49,15 +51,9 @@ const ONLY = (() => {
   return at < 0 ? undefined : process.argv[at + 1];
 })();
 if (process.argv.includes("--readme")) {
-  // The newest results file (names are ISO dates, so they sort by time).
-  const dir = join(ROOT, "bench/results");
-  const newest = readdirSync(dir)
-    .filter((f) => f.endsWith(".json"))
-    .sort()
-    .reverse()
-    .find((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Results).burst?.length);
-  if (!newest) throw new Error(`no results with a burst section in ${dir}`);
-  console.log(readmeTable(JSON.parse(readFileSync(join(dir, newest), "utf8")) as Results, newest));
+  const named = process.argv[process.argv.indexOf("--readme") + 1];
+  const { block, source } = writeReadme(ROOT, named?.startsWith("--") ? undefined : named);
+  console.log(`${block}\n\nREADME.md: the cost block rewritten from ${source}`);
   process.exit(0);
 }
 const RUNS = 20;
@@ -71,6 +67,7 @@ const log = (s: string) =>
 
 const results: Results = {
   date: new Date().toISOString(),
+  commit: checkoutCommit(ROOT),
   machine: {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model ?? "unknown",
