@@ -260,6 +260,25 @@ function fullResults(): Results {
         plain: [proc(400, 95)],
       },
     },
+    flux: {
+      version: "v1.9.6",
+      binary: "dist/flux/kustomize-controller",
+      peakMiB: 137,
+      cases: [
+        {
+          name: "guestbook",
+          label: "guestbook (plain manifests, 2 objects)",
+          flux: [130, 140, 120].map((cpuMs) => ({
+            cpuMs,
+            wallMs: 420,
+            idleCpuMs: 0,
+            requests: { GET: 2, PATCH: 10, POST: 1 },
+            artifactGets: 1,
+          })),
+          plumb: [{ ...proc(200, 80), requests: 4 }],
+        },
+      ],
+    },
     hostile: [
       {
         input: "big-configmap",
@@ -373,7 +392,11 @@ describe("the README's generated cost block", () => {
     expect(rowOf(block, "Worker cron handler (workerd)")).toContain(
       "| 590 ms | 50.0 ms | 12.1 → 15.6 |",
     );
+    // The model's Flux CPU is the measured p50 of the Flux section, not a constant.
     expect(rowOf(block, "CPU")).toContain("130 ms per reconcile");
+    expect(rowOf(block, "guestbook (plain manifests, 2 objects), 3 reconciles")).toBe(
+      "| guestbook (plain manifests, 2 objects), 3 reconciles | 130 ms | 13 (GET 2, PATCH 10, POST 1) | 200 ms (1 no-ops of 1) | 4 | 1.54× |",
+    );
     expect(block).toContain("None: every phase of the run finished.");
   });
 
@@ -393,6 +416,7 @@ describe("the README's generated cost block", () => {
       tickCost: undefined,
       renderNode: undefined,
       renderWorkerd: undefined,
+      flux: undefined,
       errors: [{ phase: "burst: 1000 Apps", error: "timed out after 900 s\nstack" }],
       // As `--render-only` leaves them: no cluster was started.
       cluster: { kubeconfig: "", owned: false },
@@ -414,6 +438,7 @@ describe("the README's generated cost block", () => {
       "10,000 Apps",
       "Bursts of new Apps",
       "Render engines as a user pays them",
+      "Flux's kustomize-controller beside plumb's no-op CLI runs",
     ])
       expect(section(title)).toContain(NOT_MEASURED);
     // The measured ones still carry their figures; a failed phase is listed.

@@ -4,6 +4,7 @@
 // and its load average during that run beside it.
 import { FLUX_1000, tenKModel } from "./burst.ts";
 import { tickCostSummary } from "./cron.ts";
+import { fluxCpuMs, fluxFigures } from "./flux-report.ts";
 import { mib } from "./hostile.ts";
 import { coldStartLine, NODE_BASELINE, summary } from "./process-report.ts";
 import { reads, total, writes } from "./reconcile-bench.ts";
@@ -413,7 +414,7 @@ function hostile(r: Results): string[] {
  * reconcile they come from. Undefined (not measured) when the model had no Flux figure.
  */
 function fluxCpu(c: NonNullable<ReturnType<typeof costModel>>): string {
-  const hours = c.fluxCpuHoursPerMonth as number | undefined;
+  const hours = c.fluxCpuHoursPerMonth;
   if (hours === undefined) return "not measured in this run";
   const perReconcileMs = (hours * 3600 * 1000) / ((c.apps / c.intervalS) * 30 * 24 * 3600);
   return `${round(hours, 0)} CPU-hours a month (${ms(perReconcileMs)} per reconcile)`;
@@ -507,7 +508,7 @@ function scale(r: Results): string[] {
       tickRows,
     ),
   );
-  const c = costModel(sc);
+  const c = costModel(sc, { cpuMs: fluxCpuMs(r.flux), peakMiB: r.flux?.peakMiB });
   out.push(
     "",
     "Modelled from these figures: 10,000 Apps compared every 5 minutes, a tick each minute, 10 repositories:",
@@ -543,6 +544,48 @@ function scale(r: Results): string[] {
       : NOT_MEASURED,
   );
   return out;
+}
+
+/** Flux's kustomize-controller beside plumb's no-op CLI runs of the same files (bench/flux.ts). */
+function flux(r: Results): string[] {
+  const f = r.flux;
+  if (!f) return [NOT_MEASURED];
+  const byMethod = (c: (typeof f.cases)[number]) =>
+    [...new Set(c.flux.flatMap((x) => Object.keys(x.requests)))]
+      .sort()
+      .map(
+        (m) =>
+          `${m} ${percentile(
+            c.flux.map((x) => x.requests[m] ?? 0),
+            50,
+          )}`,
+      )
+      .join(", ");
+  return [
+    mdTable(
+      [
+        "workload",
+        "Flux CPU per reconcile p50",
+        "Flux API requests",
+        "plumb no-op CLI run CPU p50",
+        "plumb API requests",
+        "plumb ÷ Flux",
+      ],
+      f.cases.map((c) => {
+        const x = fluxFigures(c);
+        return [
+          `${c.label}, ${c.flux.length} reconciles`,
+          ms(x.fluxCpuMs),
+          `${x.fluxRequests} (${byMethod(c)})`,
+          `${ms(x.plumbCpuMs)} (${x.plumbNoops} no-ops of ${c.plumb.length})`,
+          Number.isNaN(x.plumbRequests) ? "" : x.plumbRequests,
+          `${(x.plumbCpuMs / x.fluxCpuMs).toFixed(2)}×`,
+        ];
+      }),
+    ),
+    "",
+    `kustomize-controller ${f.version}, one process, its CPU less its idle CPU over the same wall time; peak RSS ${f.peakMiB === undefined ? "not read" : mb(f.peakMiB)}.`,
+  ];
 }
 
 function bursts(r: Results): string[] {
@@ -617,6 +660,10 @@ export function costBlock(results: Results, source: string): string {
       enginesAsPaid(results),
     ],
     ["Hostile inputs (one CLI run each, default 512 MiB ceiling)", hostile(results)],
+    [
+      "Flux's kustomize-controller beside plumb's no-op CLI runs (same run, alternated)",
+      flux(results),
+    ],
     ["10,000 Apps", scale(results)],
     ["Bursts of new Apps (Flux's benchmark shape, shards of one CronJob)", bursts(results)],
     ["Phases that failed", errors(results)],
