@@ -11,7 +11,7 @@ import {
 type Step = KubeResponse | { fail: TransportFailure; sent: boolean };
 
 /** A transport answering from `steps` in order, on a fake clock that sleeps advance. */
-function scripted(steps: Step[], attemptMs = 10) {
+function scripted(steps: Step[], attemptMs = 10, oversleepMs = 0) {
   let clock = 0;
   const sent: Array<{ method: string; path: string; request: KubeRequest }> = [];
   const waits: number[] = [];
@@ -33,7 +33,7 @@ function scripted(steps: Step[], attemptMs = 10) {
     now: () => clock,
     sleep: async (ms) => {
       waits.push(ms);
-      clock += ms;
+      clock += ms + oversleepMs;
     },
     onRetry: (e) => events.push(e),
   });
@@ -208,6 +208,29 @@ describe("withRetries", () => {
       "GET /api/v1/namespaces/a/secrets/b: no answer (timeout) (2 attempts in 30.0 s)",
     );
     expect(s.elapsed()).toBe(30_000);
+  });
+
+  it("sends no retry that would have less than 1 s before the deadline", async () => {
+    // The first attempt's answer took 29.5 s (a loaded API server): 250 ms of backoff would
+    // leave 250 ms, too little for an answer, so the 503 stands.
+    const s = scripted([status(503), ok], 29_500);
+    expect(await s.transport("GET", "/x")).toMatchObject({ status: 503 });
+    expect(s.sent).toHaveLength(1);
+    expect(s.waits).toEqual([]);
+  });
+
+  it("keeps the last outcome when the wait overran the deadline (timers firing late)", async () => {
+    // Each 250 ms backoff sleeps 14.9 s longer: after the first timeout (15 s) the sleep ends at
+    // 30.15 s, past the deadline; no attempt of 1 ms is sent and the timeout is what is thrown.
+    const s = scripted([{ fail: "timeout", sent: true }, ok], 10, 14_900);
+    const err = await s.transport("GET", "/api/v1/namespaces/a/secrets/b").catch((e) => e);
+    expect(s.sent.map((x) => x.request.timeoutMs)).toEqual([15_000]);
+    expect(err).toBeInstanceOf(KubeTransportError);
+    expect(err.message).toBe("GET /api/v1/namespaces/a/secrets/b: no answer (timeout)");
+    // Two answers then an overrun: the second answer stands, with its attempt count.
+    const t = scripted([status(429, "0"), status(429, "0"), ok], 10, 14_500);
+    expect(await t.transport("GET", "/x")).toMatchObject({ status: 429, attempts: 2 });
+    expect(t.sent).toHaveLength(2);
   });
 
   it("passes the request through unchanged apart from the timeout", async () => {

@@ -33,6 +33,9 @@ export interface RetryEvent {
   waitMs: number;
 }
 
+/** The shortest attempt worth sending after a failure, ms (capped by attemptTimeoutMs). */
+const MIN_ATTEMPT_MS = 1_000;
+
 /** The defaults, exported for the README and the CLI's settings. */
 export const RETRY_DEFAULTS = {
   maxRetries: 10,
@@ -70,16 +73,27 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
   const o = { ...RETRY_DEFAULTS, ...options };
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  // A retry is sent only with this much of the deadline left: an attempt cut to a few ms
+  // cannot be answered, and its "no answer within 1 ms" would hide the failure that mattered.
+  const minAttemptMs = Math.min(o.attemptTimeoutMs, MIN_ATTEMPT_MS);
   return async (method, path, request = {}) => {
     const start = now();
     const idempotent = request.idempotent ?? isIdempotent(method, request.contentType);
+    let answer: KubeResponse | undefined;
+    let failure: KubeTransportError | undefined;
     for (let attempt = 1; ; attempt++) {
       // The caller gave up (a reconcile run whose Lease ran out): no attempt more.
       request.signal?.throwIfAborted();
       const left = start + o.deadlineMs - now();
+      if (attempt > 1 && left < minAttemptMs) {
+        // The wait overran (a loaded machine's timers fire late): the last outcome stands.
+        const made = attempt - 1;
+        if (answer) return made > 1 ? { ...answer, attempts: made } : answer;
+        throw made > 1 ? withAttempts(failure!, made, now() - start) : failure!;
+      }
       const timeoutMs = Math.max(1, Math.min(o.attemptTimeoutMs, left));
-      let answer: KubeResponse | undefined;
-      let failure: KubeTransportError | undefined;
+      answer = undefined;
+      failure = undefined;
       try {
         answer = await transport(method, path, { ...request, timeoutMs });
       } catch (err) {
@@ -95,7 +109,10 @@ export function withRetries(transport: KubeTransport, options: RetryOptions = {}
             ? Math.min(o.maxBackoffMs, o.backoffMs * 2 ** (attempt - 1))
             : Math.min(o.maxRetryAfterMs, verdict);
       const elapsed = now() - start;
-      const retry = wait !== undefined && attempt <= o.maxRetries && elapsed + wait < o.deadlineMs;
+      const retry =
+        wait !== undefined &&
+        attempt <= o.maxRetries &&
+        elapsed + wait + minAttemptMs <= o.deadlineMs;
       if (!retry) {
         if (answer) return attempt > 1 ? { ...answer, attempts: attempt } : answer;
         throw attempt > 1 ? withAttempts(failure!, attempt, elapsed) : failure!;
