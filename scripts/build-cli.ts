@@ -1,7 +1,15 @@
 // `npm run build`: bundles the CLI (functions/cli.ts) with esbuild into dist/cli/<build>/cli.cjs,
 // so a run loads one file instead of hundreds of TypeScript modules (the fixed cost of a run).
 // functions/plumb.mjs (the `plumb` bin) calls this when a source changed.
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join, relative, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dirname, "..");
@@ -56,6 +64,8 @@ export async function buildCli(): Promise<Manifest> {
     legalComments: "none",
     logLevel: "silent",
   });
+  const bundle = join(outdir, "cli.cjs");
+  writeFileSync(bundle, asciiOnly(readFileSync(bundle, "utf8")));
   // Our own files (not packages, not Node's built-ins).
   const own = Object.keys(result.metafile.inputs).filter(
     (p) => !p.includes("node_modules/") && !/^[a-z-]+:/.test(p),
@@ -73,6 +83,24 @@ export async function buildCli(): Promise<Manifest> {
   renameSync(tmp, join(DIST, "manifest.json"));
   removeOldBuilds(id);
   return manifest;
+}
+
+/**
+ * `source` with every character above U+007F written as a `\uXXXX` escape (one per UTF-16 code
+ * unit), so V8 holds the bundle as a one-byte string: a single non-ASCII character anywhere
+ * makes the whole source two bytes per character (measured: 7.5 MB of heap instead of 3.75 MB
+ * for the CLI, and the bin holds it twice while it wraps and checks it). esbuild already escapes
+ * strings, templates and identifiers (its default `charset: "ascii"`); what it leaves are
+ * comments, where the escape is only text, and regular expression literals, where `\uXXXX`
+ * (and a pair of surrogate escapes, in a `u` expression) means the same character.
+ * @param source the bundle as esbuild wrote it
+ * @returns the same program in ASCII
+ */
+export function asciiOnly(source: string): string {
+  return source.replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 function removeOldBuilds(current: string): void {
