@@ -241,17 +241,21 @@ describe("deadlines and messages", () => {
       expect(r.lines).toHaveLength(1);
       expect(r.lines[0]?.outcome).toBe("Failed");
       const said = new RegExp(
-        `^GET /apis/plumb\\.dev/v1alpha1/namespaces/${NS}/apps/silent: no answer within \\d+ ms \\(timeout\\) \\((\\d+) attempts in (\\d+\\.\\d) s\\)$`,
+        `^GET /apis/plumb\\.dev/v1alpha1/namespaces/${NS}/apps/silent: no answer within (\\d+) ms \\(timeout\\)(?: \\((\\d+) attempts in (\\d+\\.\\d) s\\))?$`,
       ).exec(r.lines[0]?.error ?? "");
       expect(said, r.lines[0]?.error).not.toBeNull();
-      // Retried until the 12 s deadline left no room for another attempt: 3 on an idle
-      // machine, fewer when a loaded one makes each last longer; each one but the last (cut to
-      // what the deadline left) waited its 5 s in full. (5 s: the run's other requests, which
-      // the same setting bounds, are answered within it however loaded the machine is.)
-      const attempts = Number(said![1]);
-      expect(attempts).toBeGreaterThanOrEqual(2);
+      // Retried until the 12 s deadline left no room for another attempt of at least 1 s: 3 on
+      // an idle machine, fewer when a loaded one fires its timers late (a single attempt is then
+      // named without a count); each one but the last waited its 5 s in full, and none was cut
+      // below 1 s. (5 s: the run's other requests, which the same setting bounds, are answered
+      // within it however loaded the machine is.)
+      const attempts = said![2] === undefined ? 1 : Number(said![2]);
+      expect(attempts).toBeGreaterThanOrEqual(1);
+      expect(attempts).toBeLessThanOrEqual(3);
       expect(hang.hits()).toBe(attempts);
-      expect(Number(said![2])).toBeGreaterThanOrEqual(5 * (attempts - 1));
+      expect(Number(said![1])).toBeGreaterThanOrEqual(1000);
+      expect(Number(said![1])).toBeLessThanOrEqual(5000);
+      if (attempts > 1) expect(Number(said![3])).toBeGreaterThanOrEqual(5 * (attempts - 1));
     } finally {
       hang.remove();
     }
