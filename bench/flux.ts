@@ -161,11 +161,13 @@ export async function fluxCost(
     }
     // Settle plumb's Apps as bench/engines.ts does (until 3 runs in a row write nothing), and
     // warm Flux's side with two unmeasured requested reconciles.
+    // A loaded controller-manager rolls the overlay's Deployments out slowly and the HPAs report
+    // late: every such change is a real status write, so settling may take a minute.
     for (const w of workloads) {
-      for (let i = 0, quiet = 0; i < 30 && quiet < 3; i++) {
+      for (let i = 0, quiet = 0; i < 90 && quiet < 3; i++) {
         const s = await reconcile(w.name);
         quiet = s.exit === 0 && s.writes === 0 ? quiet + 1 : 0;
-        if (quiet < 3) await sleep(300);
+        if (quiet < 3) await sleep(1000);
       }
       for (let i = 0; i < 2; i++) await requestReconcile(kube, c, artifacts, w.name, `warm-${i}`);
     }
