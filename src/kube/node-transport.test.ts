@@ -38,6 +38,19 @@ async function handle(req: IncomingMessage, res: ServerResponse) {
     setTimeout(() => req.socket.destroy(), 20);
     return;
   }
+  if (path.startsWith("/split")) {
+    // A body in three writes, "é" (2 bytes) and "🚀" (4 bytes) each cut between two of them.
+    const bytes = Buffer.from(JSON.stringify({ data: { name: "café 🚀 done" } }));
+    const e = bytes.indexOf(Buffer.from("é")) + 1;
+    const r = bytes.indexOf(Buffer.from("🚀")) + 2;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.write(bytes.subarray(0, e));
+    setTimeout(() => {
+      res.write(bytes.subarray(e, r));
+      setTimeout(() => res.end(bytes.subarray(r)), 10);
+    }, 10);
+    return;
+  }
   if (path.startsWith("/status/")) {
     res.writeHead(Number(path.slice(8)), { "retry-after": "3", "content-type": "text/plain" });
     res.end("try later");
@@ -162,6 +175,13 @@ describe("createNodeTransport", () => {
     const res = await t("GET", "/status/503");
     expect(res).toMatchObject({ status: 503, body: "try later" });
     expect(res.headers?.["retry-after"]).toBe("3");
+  });
+
+  it("decodes a body whose multi-byte characters arrive split across chunks", async () => {
+    for (const url of [plainUrl, httpsUrl]) {
+      const res = await transportFor(access(url))("GET", "/split");
+      expect(res.body).toEqual({ data: { name: "café 🚀 done" } });
+    }
   });
 
   it("names the request and a TLS UnknownIssuer when the CA is not the server's", async () => {

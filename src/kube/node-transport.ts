@@ -145,8 +145,13 @@ export function createNodeTransport(
       };
       const opts: RequestOptions = { method, headers, agent: prepared.agent };
       const req = send(url, opts, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
+        // Decoded as it comes (a multi-byte character split across chunks is joined by the
+        // decoder): no Buffer of the whole body is made, only the string JSON.parse reads. A
+        // large list's body in one Buffer costs its size again outside the V8 heap, in
+        // memory the C allocator does not give back at once.
+        res.setEncoding("utf8");
+        const chunks: string[] = [];
+        res.on("data", (c: string) => chunks.push(c));
         res.on("error", (err) => fail(err, "reset"));
         res.on("close", () => {
           // The connection ended before the whole body came.
@@ -165,7 +170,7 @@ export function createNodeTransport(
           }
           resolve({
             status,
-            body: parseBody(Buffer.concat(chunks).toString("utf8")),
+            body: parseBody(chunks.length === 1 ? chunks[0]! : chunks.join("")),
             headers: out,
           });
         });

@@ -116,6 +116,24 @@ describe("hostConflicts", () => {
     ]);
   });
 
+  it("passes over live Ingresses of odd shapes, and one serving no wanted host", () => {
+    const desired = [ingress("team-a", "web", ["blog.example.com"])];
+    const odd = (spec: unknown): KubeObject => ({
+      ...ingress("team-z", "odd", []),
+      spec,
+    });
+    const live = [
+      odd(undefined),
+      odd({ rules: "blog.example.com" }),
+      odd({ rules: [null, { host: 7 }, { http: {} }] }),
+      ingress("team-b", "other", ["other.example.com"]),
+      ingress("team-c", "blog", ["BLOG.example.com"]),
+    ];
+    expect(hostConflicts(desired, live, app)).toEqual([
+      { host: "blog.example.com", ingress: "Ingress team-c/blog" },
+    ]);
+  });
+
   it("nothing desired, nothing in conflict", () => {
     expect(hostConflicts([], [ingress("x", "y", ["a.example.com"])], app)).toEqual([]);
   });

@@ -41,14 +41,33 @@ export function hostConflicts(
     desired.filter((o) => o.kind === "Ingress").map((o) => describeRef(refOf(o))),
   );
   const out: HostConflict[] = [];
+  if (wanted.size === 0) return out;
+  // Every Ingress of the cluster is checked for each App that has one: the wanted hosts first,
+  // so an Ingress serving none of them (nearly all) costs no name or copy.
   for (const other of live) {
+    const hosts = wantedHosts(other, wanted);
+    if (!hosts) continue;
     const name = describeRef({ ...refOf(other), kind: "Ingress" });
     if (labelledFor(other, app) || same.has(name)) continue;
-    for (const host of new Set(ingressHosts(other))) {
-      if (wanted.has(host)) out.push({ host, ingress: name });
-    }
+    for (const host of hosts) out.push({ host, ingress: name });
   }
   return out.sort((a, b) =>
     a.host < b.host ? -1 : a.host > b.host ? 1 : a.ingress < b.ingress ? -1 : 1,
   );
+}
+
+/** The hosts of `obj`'s rules (ingressHosts) that are in `wanted`, once each; undefined: none. */
+function wantedHosts(obj: KubeObject, wanted: ReadonlySet<string>): Set<string> | undefined {
+  const spec = obj["spec"];
+  if (obj.kind !== "Ingress" || !isRecord(spec) || !Array.isArray(spec["rules"])) return undefined;
+  let found: Set<string> | undefined;
+  for (const r of spec["rules"]) {
+    if (!isRecord(r) || typeof r["host"] !== "string") continue;
+    const host = r["host"].toLowerCase();
+    if (wanted.has(host)) {
+      found ??= new Set();
+      found.add(host);
+    }
+  }
+  return found;
 }

@@ -18,6 +18,7 @@ import {
   type ObjectRef,
   ok,
   type Result,
+  refKey,
 } from "../core/index.ts";
 import {
   type Failure,
@@ -157,7 +158,7 @@ async function pruneOn(
   refs: readonly ObjectRef[],
 ): Promise<DepartedPrune> {
   const live = await listLive(refs, ctx.ref, cluster);
-  const owners = await claimedByOthers(ctx, server);
+  const owners = await claimedByOthers(ctx, server, refs.map(refKey));
   const there = { ...ctx, cluster, inventory: refs };
   const plan = await guardCascades(
     there,

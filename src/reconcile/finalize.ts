@@ -1,6 +1,6 @@
 // Being deleted: an App prunes its inventory (the same safety rules as a sync), then lets go.
 import { FINALIZER } from "../app/index.ts";
-import { EventReason, FailureReason } from "../core/index.ts";
+import { EventReason, FailureReason, refKey } from "../core/index.ts";
 import { type PruneSkip, planPrune, type RunEvent, type RunOutcome } from "../plan/index.ts";
 import { guardCascades } from "./cascade.ts";
 import type { RunContext } from "./context.ts";
@@ -89,7 +89,7 @@ export async function finalizeApp(
   let held: PruneSkip[] = [];
   if (inventory.length > 0) {
     const live = await listLive(inventory, ctx.ref, ctx.cluster);
-    const owners = await claimedByOthers(ctx);
+    const owners = await claimedByOthers(ctx, undefined, inventory.map(refKey));
     const plan = await guardCascades(
       ctx,
       planPrune({

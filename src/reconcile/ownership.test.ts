@@ -72,4 +72,59 @@ describe("claimedByOthers", () => {
       (await claimedByOthers(runContext(d, ports, new Date()), undefined)).get("/ConfigMap/ns/x"),
     ).toBeUndefined();
   });
+
+  it("with keys, looks up only those refKeys, with the same owners as the whole map", async () => {
+    const kube = new FakeKube([a, b, c]);
+    const inventories = createInventoryIndex();
+    const ports: Ports = { kube, git: {} as never, holder: "t", inventories };
+    const ctx = runContext(a, ports, new Date());
+    const owners = await claimedByOthers(ctx, undefined, [
+      "/ConfigMap/ns/shared",
+      "/ConfigMap/ns/x", // a's own: no other owner
+      "/ConfigMap/ns/none", // nobody's
+      "/ConfigMap/ns/shared", // twice
+    ]);
+    expect(owners).toEqual(new Map([["/ConfigMap/ns/shared", ["ns/b"]]]));
+    // Without the index (one list per run), the same.
+    const alone = await claimedByOthers(
+      runContext(a, { kube, git: {} as never, holder: "t" }, new Date()),
+      undefined,
+      ["/ConfigMap/ns/y", "/ConfigMap/ns/x"],
+    );
+    expect(alone).toEqual(new Map([["/ConfigMap/ns/y", ["ns/b"]]]));
+  });
+
+  it("with a tick's index, each record replaces all of the App's earlier claims", async () => {
+    const kube = new FakeKube([a, b, c]);
+    const inventories = createInventoryIndex();
+    const ports: Ports = { kube, git: {} as never, holder: "t", inventories };
+    const forC = () => claimedByOthers(runContext(c, ports, new Date()));
+    // Recorded before the list (pending), then again after it: only the last one counts.
+    inventories.record(b, [cm("p")]);
+    expect(await forC()).toEqual(
+      new Map([
+        ["/ConfigMap/ns/x", ["ns/a"]],
+        ["/ConfigMap/ns/shared", ["ns/a"]],
+        ["/ConfigMap/ns/p", ["ns/b"]],
+      ]),
+    );
+    inventories.record(b, [cm("q"), cm("shared")]);
+    await Promise.resolve();
+    expect(await forC()).toEqual(
+      new Map([
+        ["/ConfigMap/ns/x", ["ns/a"]],
+        ["/ConfigMap/ns/shared", ["ns/a", "ns/b"]],
+        ["/ConfigMap/ns/q", ["ns/b"]],
+      ]),
+    );
+    // An empty inventory: b claims nothing any more; a's claim on "shared" stays.
+    inventories.record(b, []);
+    await Promise.resolve();
+    expect(await forC()).toEqual(
+      new Map([
+        ["/ConfigMap/ns/x", ["ns/a"]],
+        ["/ConfigMap/ns/shared", ["ns/a"]],
+      ]),
+    );
+  });
 });

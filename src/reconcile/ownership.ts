@@ -12,10 +12,14 @@ import type { InventoryIndex, KubePort } from "./ports.ts";
  * to different clusters do not contend). Apps are told apart by uid, so a re-created App with the
  * same name is another App. With ports.inventories (a tick's shared index) the Apps
  * are listed once for all its runs.
+ * `keys`: only these refKeys are looked up (the run's desired objects and inventory), so a run
+ * costs its own objects, not every claim of the cluster: without it, a tick's first sync of N
+ * Apps built N maps of all N Apps' objects. Without `keys`, every claimed refKey.
  */
 export async function claimedByOthers(
   ctx: RunContext,
   server: string | undefined = ctx.destination?.server,
+  keys?: Iterable<string>,
 ): Promise<Map<string, string[]>> {
   const apps = ctx.ports.inventories
     ? await ctx.ports.inventories.claims(ctx.ports.kube)
@@ -23,15 +27,31 @@ export async function claimedByOthers(
   const self = ctx.app.metadata.uid ?? nameOf(ctx.ref);
   const prefix = clusterPrefix(server);
   const owners = new Map<string, string[]>();
-  for (const [key, claimants] of apps) {
-    if (!key.startsWith(prefix)) continue;
-    const others = claimants.filter((c) => c.app !== self).map((c) => c.id);
-    if (others.length > 0) owners.set(key.slice(prefix.length), others.sort());
+  const others = (claimants: ReadonlyArray<{ app: string; id: string }>) =>
+    claimants
+      .filter((c) => c.app !== self)
+      .map((c) => c.id)
+      .sort();
+  if (keys === undefined) {
+    for (const [key, claimants] of apps) {
+      if (!key.startsWith(prefix)) continue;
+      const names = others(claimants);
+      if (names.length > 0) owners.set(key.slice(prefix.length), names);
+    }
+    return owners;
+  }
+  for (const key of keys) {
+    const claimants = apps.get(prefix + key);
+    if (!claimants || owners.has(key)) continue;
+    const names = others(claimants);
+    if (names.length > 0) owners.set(key, names);
   }
   return owners;
 }
 
 type Claims = Map<string, Array<{ app: string; id: string }>>;
+/** uid (or namespace/name) of an App → the Claims keys its inventory added. */
+type ClaimsByApp = Map<string, string[]>;
 
 /** The key prefix of a cluster's objects in Claims: its API server URL ("" for the home one). */
 function clusterPrefix(server: string | undefined): string {
@@ -39,18 +59,31 @@ function clusterPrefix(server: string | undefined): string {
 }
 
 /** cluster + refKey → the Apps (uid, or namespace/name without one) whose inventory lists it. */
-function claimsOf(apps: readonly App[]): Claims {
+function claimsOf(apps: readonly App[], byApp?: ClaimsByApp): Claims {
   const claims: Claims = new Map();
-  for (const app of apps) add(claims, app, app.status?.inventory ?? []);
+  for (const app of apps) add(claims, app, app.status?.inventory ?? [], byApp);
   return claims;
 }
 
-function add(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
+function add(
+  claims: Claims,
+  app: App,
+  inventory: readonly InventoryEntry[],
+  byApp?: ClaimsByApp,
+): void {
   const id = nameOf(app.metadata);
   const self = app.metadata.uid ?? id;
+  let mine = byApp?.get(self);
+  if (byApp && !mine && inventory.length > 0) {
+    mine = [];
+    byApp.set(self, mine);
+  }
   for (const ref of inventory) {
     const key = clusterPrefix(ref.cluster) + refKey(ref);
-    claims.set(key, [...(claims.get(key) ?? []), { app: self, id }]);
+    const list = claims.get(key);
+    if (list) list.push({ app: self, id });
+    else claims.set(key, [{ app: self, id }]);
+    mine?.push(key);
   }
 }
 
@@ -59,34 +92,45 @@ function add(claims: Claims, app: App, inventory: readonly InventoryEntry[]): vo
  * of 1,000 Apps listed every App 1,000 times). The first run that needs it lists the Apps; each
  * sync records what its App owns now (record), so a later run of the same tick sees it. A claim
  * made meanwhile by another process is not seen — the objects it applied carry that App's
- * tracking labels, which refuse them (prepareTakeover) as before.
+ * tracking labels, which refuse them (prepareTakeover) as before. A record costs the App's own
+ * entries (the keys each App added are kept beside the claims), not a walk of every claim.
  */
 export function createInventoryIndex(): InventoryIndex {
   let loaded: Promise<Claims> | undefined;
+  const byApp: ClaimsByApp = new Map();
   const pending: Array<[App, readonly InventoryEntry[]]> = [];
   return {
     claims(kube: KubePort) {
       loaded ??= kube.listApps().then((apps) => {
-        const claims = claimsOf(apps);
-        for (const [app, inventory] of pending.splice(0)) replace(claims, app, inventory);
+        const claims = claimsOf(apps, byApp);
+        for (const [app, inventory] of pending.splice(0)) replace(claims, byApp, app, inventory);
         return claims;
       });
       return loaded;
     },
     record(app, inventory) {
       if (!loaded) pending.push([app, inventory]);
-      else void loaded.then((claims) => replace(claims, app, inventory));
+      else void loaded.then((claims) => replace(claims, byApp, app, inventory));
     },
   };
 }
 
-function replace(claims: Claims, app: App, inventory: readonly InventoryEntry[]): void {
+/** Drops `app`'s claims (the keys byApp holds for it) and adds `inventory` as its claims now. */
+function replace(
+  claims: Claims,
+  byApp: ClaimsByApp,
+  app: App,
+  inventory: readonly InventoryEntry[],
+): void {
   const self = app.metadata.uid ?? nameOf(app.metadata);
-  for (const [key, list] of claims) {
+  for (const key of byApp.get(self) ?? []) {
+    const list = claims.get(key);
+    if (!list) continue;
     const rest = list.filter((c) => c.app !== self);
     if (rest.length === list.length) continue;
     if (rest.length > 0) claims.set(key, rest);
     else claims.delete(key);
   }
-  add(claims, app, inventory);
+  byApp.delete(self);
+  add(claims, app, inventory, byApp);
 }

@@ -85,8 +85,9 @@ export async function planSync(
     };
   }
   const stale = staleRefs(ctx.inventory, target.objects.map(refOf));
+  // Looked up for the objects this run applies or prunes only (applyDesired, pruneStale).
   const owners = needsOwners(changed, ctx.inventory, stale)
-    ? await claimedByOthers(ctx)
+    ? await claimedByOthers(ctx, undefined, [...target.objects.map(refOf), ...stale].map(refKey))
     : new Map<string, string[]>();
   const toApply = changed
     .map(refOf)

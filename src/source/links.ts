@@ -36,9 +36,33 @@ export async function rootTree(o: Omit<CommitTree, "root">): Promise<CommitTree>
   return { ...o, root: parsed.tree };
 }
 
-/** The entries of tree `oid`, in Git's order. */
-export async function readEntries(t: CommitTree, oid: string): Promise<TreeEntry[]> {
-  return (await git.readTree({ fs: t.fs, gitdir: t.gitdir, cache: t.cache, oid })).tree;
+/**
+ * Parsed trees by oid, per fetched repository (its isomorphic-git cache object, so they go with
+ * it): the Apps of one repository each walk the same wide trees (the root, a folder of one
+ * directory per App), and parsing a tree of N entries for each of N Apps was quadratic. A tree's
+ * oid is the hash of its content, so a parse never goes stale. At most MAX_MEMO_ENTRIES entries
+ * are kept per repository; trees past that are parsed on each read, as before.
+ */
+const parsedTrees = new WeakMap<object, { entries: number; trees: Map<string, TreeEntry[]> }>();
+
+/** Tree entries kept parsed per repository at most (about 150 bytes each). */
+export const MAX_MEMO_ENTRIES = 100_000;
+
+/** The entries of tree `oid`, in Git's order (shared: never modify them). */
+export async function readEntries(t: CommitTree, oid: string): Promise<readonly TreeEntry[]> {
+  let memo = parsedTrees.get(t.cache);
+  const hit = memo?.trees.get(oid);
+  if (hit) return hit;
+  const { tree } = await git.readTree({ fs: t.fs, gitdir: t.gitdir, cache: t.cache, oid });
+  if (!memo) {
+    memo = { entries: 0, trees: new Map() };
+    parsedTrees.set(t.cache, memo);
+  }
+  if (memo.entries + tree.length <= MAX_MEMO_ENTRIES && !memo.trees.has(oid)) {
+    memo.trees.set(oid, tree);
+    memo.entries += tree.length;
+  }
+  return tree;
 }
 
 /** The target a link blob holds, as Git stores it (the text `readlink` would return). */
