@@ -4,7 +4,7 @@ import type { AppStatus } from "../app/index.ts";
 import { runContext } from "./context.ts";
 import { checkDependencies, readyDependants } from "./depends.ts";
 import type { Ports } from "./index.ts";
-import { claimedByOthers } from "./ownership.ts";
+import { claimedByOthers, createInventoryIndex } from "./ownership.ts";
 
 const now = new Date("2026-12-01T00:00:00Z");
 const ready: AppStatus = {
@@ -107,5 +107,22 @@ describe("readyDependants", () => {
     const next = runContext(kube.apps.get("team/db")!, ports, now);
     await readyDependants(next, {}, ready);
     expect(kube.calls.listApps).toEqual([undefined, undefined]);
+  });
+
+  it("in a tick, reads the one list its runs share, for every run", async () => {
+    const { kube, ports } = setup([
+      ["team", "db", {}],
+      ["team", "web", { spec: { dependsOn: [{ name: "db" }] } }],
+      ["team", "cache", {}],
+      ["team", "api", { spec: { dependsOn: [{ name: "cache" }] } }],
+    ]);
+    const tick = { ...ports, inventories: createInventoryIndex() };
+    const db = runContext(kube.apps.get("team/db")!, tick, now);
+    await claimedByOthers(db);
+    expect(await readyDependants(db, {}, ready)).toEqual([{ namespace: "team", name: "web" }]);
+    const cache = runContext(kube.apps.get("team/cache")!, tick, now);
+    expect(await readyDependants(cache, {}, ready)).toEqual([{ namespace: "team", name: "api" }]);
+    // One list for the ownership checks and the wakes of both runs.
+    expect(kube.calls.listApps).toEqual([undefined]);
   });
 });

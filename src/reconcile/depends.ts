@@ -89,8 +89,8 @@ function invalid(message: string): Failure {
 
 /**
  * The Apps that depend on this one, when this run made it Ready (Ready was not True before
- * and is now): one list of the Apps, or the one this run made already (listAppsOnce). Their
- * runs need not wait for their slot.
+ * and is now): one list of the Apps, or the one this run made already (listAppsOnce), or in a
+ * tick the Apps with dependsOn of the list its runs share. Their runs need not wait for their slot.
  */
 export async function readyDependants(
   ctx: RunContext,
@@ -98,5 +98,9 @@ export async function readyDependants(
   after: App["status"],
 ): Promise<NamespacedName[]> {
   if (readyTrue(before?.conditions) || !readyTrue(after?.conditions)) return [];
-  return dependantsOf(await listAppsOnce(ctx), ctx.ref);
+  // In a tick, the list its runs share (a first sync of N Apps listed every App N times).
+  const apps = ctx.ports.inventories
+    ? await ctx.ports.inventories.dependers(ctx.ports.kube)
+    : await listAppsOnce(ctx);
+  return dependantsOf(apps, ctx.ref);
 }

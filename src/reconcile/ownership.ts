@@ -2,6 +2,7 @@
 // the index the runs of one tick share).
 import type { App, InventoryEntry } from "../app/index.ts";
 import { nameOf, refKey } from "../core/index.ts";
+import { dependencyRefs } from "../plan/index.ts";
 import { listAppsOnce, type RunContext } from "./context.ts";
 import type { InventoryIndex, KubePort } from "./ports.ts";
 
@@ -96,21 +97,26 @@ function add(
  * entries (the keys each App added are kept beside the claims), not a walk of every claim.
  */
 export function createInventoryIndex(): InventoryIndex {
-  let loaded: Promise<Claims> | undefined;
+  // Only what is drawn from the list is kept (the claims, and the few Apps with dependsOn), not
+  // the list itself: a tick over thousands of Apps would hold all their statuses.
+  let loaded: Promise<{ claims: Claims; dependers: App[] }> | undefined;
   const byApp: ClaimsByApp = new Map();
   const pending: Array<[App, readonly InventoryEntry[]]> = [];
+  const load = (kube: KubePort) => {
+    loaded ??= kube.listApps().then((apps) => {
+      const claims = claimsOf(apps, byApp);
+      for (const [app, inventory] of pending.splice(0)) replace(claims, byApp, app, inventory);
+      const dependers = apps.filter((a) => dependencyRefs(a.spec, a.metadata.namespace).length > 0);
+      return { claims, dependers };
+    });
+    return loaded;
+  };
   return {
-    claims(kube: KubePort) {
-      loaded ??= kube.listApps().then((apps) => {
-        const claims = claimsOf(apps, byApp);
-        for (const [app, inventory] of pending.splice(0)) replace(claims, byApp, app, inventory);
-        return claims;
-      });
-      return loaded;
-    },
+    claims: (kube) => load(kube).then((x) => x.claims),
+    dependers: (kube) => load(kube).then((x) => x.dependers),
     record(app, inventory) {
       if (!loaded) pending.push([app, inventory]);
-      else void loaded.then((claims) => replace(claims, byApp, app, inventory));
+      else void loaded.then((x) => replace(x.claims, byApp, app, inventory));
     },
   };
 }

@@ -327,6 +327,12 @@ export interface InventoryIndex {
    * the later runs of the tick.
    */
   record(app: App, inventory: readonly InventoryEntry[]): void;
+  /**
+   * The Apps of the same one list that depend on another App (spec.dependsOn), for waking the
+   * dependants of an App a run made Ready. An App created after the list is not among them: it
+   * runs on its own schedule, the wake only brings a run forward.
+   */
+  dependers(kube: KubePort): Promise<readonly App[]>;
 }
 
 /** Everything a reconcile needs from the outside world. */
